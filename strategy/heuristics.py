@@ -1,0 +1,149 @@
+"""Greedy tree builders: one scoring rule applied at every node, for games too large to solve exactly.
+
+The scoring loop over all probes runs compiled (numba) on the feedback table.
+Ties break deterministically: a probe that may be the secret first, then the lowest code.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from tqdm import tqdm
+
+from .feedback_table import GameTable
+from .rules import GameError
+from .symmetry import canonical_probes, position_perms
+
+SYMMETRY_MIN_SET = 16  # smaller sets: scanning every probe costs less than finding the classes
+STRATEGIES = ("expected-size", "entropy", "minimax", "most-parts", "random-consistent")
+_SCORED = {"expected-size": 0, "entropy": 1, "minimax": 2, "most-parts": 3}
+
+
+@numba.njit(cache=True)
+def _perfect_candidate(table: np.ndarray, cand: np.ndarray, counts: np.ndarray) -> int:
+    """The lowest candidate that splits `cand` into singletons, or -1.
+
+    Such a probe is optimal under every scoring rule and wins the tie-break,
+    so most small sets need no scan over all probes.
+    """
+    for ci in range(cand.shape[0]):
+        row = table[cand[ci]]
+        ok = True
+        for i in range(cand.shape[0]):
+            c = row[cand[i]]
+            counts[c] += 1
+            if counts[c] > 1:
+                ok = False
+        for i in range(cand.shape[0]):
+            counts[row[cand[i]]] = 0
+        if ok:
+            return cand[ci]
+    return -1
+
+
+@numba.njit(cache=True)
+def best_probe(table: np.ndarray, cand: np.ndarray, probes: np.ndarray, n_classes: int, win: int, rule: int) -> int:
+    """Index of the probe with the lowest score on the candidate set `cand`.
+
+    Rules: 0 sum of squared part sizes, 1 sum of c*log(c) (maximum entropy),
+    2 largest part (minimax), 3 minus the number of parts (most parts).
+    Scores are updated per candidate, so a probe costs two passes over `cand`.
+    """
+    counts = np.zeros(n_classes, dtype=np.int64)
+    perfect = _perfect_candidate(table, cand, counts)
+    if perfect >= 0:
+        return perfect
+    n = cand.shape[0]
+    klogk_step = np.zeros(n + 1)
+    for k in range(1, n + 1):
+        klogk_step[k] = k * np.log(k) - (k - 1) * np.log(k - 1) if k > 1 else 0.0
+    best = -1
+    best_score = np.inf
+    best_cons = False
+    for pi in range(probes.shape[0]):
+        p = probes[pi]
+        row = table[p]
+        score = 0.0
+        for i in range(n):
+            c = row[cand[i]]
+            k = counts[c] + 1
+            counts[c] = k
+            if rule == 0:
+                score += 2 * k - 1
+            elif rule == 1:
+                score += klogk_step[k]
+            elif rule == 2:
+                if k > score:
+                    score = k
+            elif k == 1:
+                score -= 1.0
+        cons = counts[win] > 0
+        for i in range(n):
+            counts[row[cand[i]]] = 0
+        if rule == 1:
+            better = score < best_score - 1e-9 or (abs(score - best_score) <= 1e-9 and cons and not best_cons)
+        else:
+            better = score < best_score or (score == best_score and cons and not best_cons)
+        if better:
+            best, best_score, best_cons = p, score, cons
+    return best
+
+
+def split(table: np.ndarray, probe: int, cand: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The parts of `cand` by answer class to `probe`, in class order."""
+    classes = table[probe, cand]
+    order = np.argsort(classes, kind="stable")
+    sorted_classes = classes[order]
+    bounds = np.flatnonzero(np.diff(sorted_classes)) + 1
+    starts = np.concatenate(([0], bounds))
+    return [(int(sorted_classes[s]), part) for s, part in zip(starts, np.split(cand[order], bounds))]
+
+
+def build(
+    gt: GameTable,
+    strategy: str,
+    consistent_only: bool = False,
+    first: int | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict:
+    """The complete tree of `strategy` over every secret of the game, as nested dicts."""
+    if strategy not in STRATEGIES:
+        raise GameError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    rng = np.random.default_rng(seed)
+    game = gt.game
+    perms = position_perms(game.length, not game.leading_zero)
+    all_probes = np.arange(gt.size, dtype=np.int32)
+    n_classes, win = len(gt.answers), gt.win
+    root: dict = {}
+    stack: list[tuple[dict, np.ndarray, tuple[int, ...]]] = [(root, all_probes, ())]
+    bar = tqdm(total=gt.size, unit="secret", delay=1.0, disable=not progress, desc=strategy)
+    while stack:
+        node, cand, history = stack.pop()
+        if len(cand) == 1:
+            probe = int(cand[0])
+        elif node is root and first is not None:
+            probe = first
+        elif strategy == "random-consistent":
+            probe = int(cand[rng.integers(len(cand))])
+        else:
+            probes = cand if consistent_only else all_probes
+            if len(cand) >= SYMMETRY_MIN_SET:
+                # The lowest code of each class keeps the lowest-code tie-break exact.
+                hist = np.array(history, dtype=np.int64)
+                probes = canonical_probes(gt.codes, probes, hist, perms, game.symbols, not game.leading_zero)
+            probe = int(best_probe(gt.table, cand, probes, n_classes, win, _SCORED[strategy]))
+        node["guess"] = gt.code_str(probe)
+        children = {}
+        for cls, part in split(gt.table, probe, cand):
+            if cls == win:
+                bar.update(1)
+                continue
+            if len(part) == len(cand):
+                raise GameError(f"probe {node['guess']} does not split its {len(cand)} candidates")
+            child: dict = {}
+            children[gt.answer_str(cls)] = child
+            stack.append((child, part, history + (probe,)))
+        if children:
+            node["next"] = children
+    bar.close()
+    return root

@@ -1,0 +1,186 @@
+"""The version-1 tree format: a document around a nested {"guess", "next"} tree.
+
+Standard library and orjson only (the player loads trees). A node is a plain
+dict `{"guess": "0123", "next": {"0,1": node, ...}}`; a leaf has no `next`.
+Loading validates the structure against the game and names the offending path.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from .rules import Game, GameError
+
+FORMAT = "strategy-tree"
+VERSION = 1
+TOP_KEYS = ("format", "version", "game", "objective", "generator", "stats", "tree")
+STAT_KEYS = ("secrets", "total", "worst", "depth_counts")
+
+Node = dict
+
+
+class TreeError(ValueError):
+    """A tree file that is malformed or belongs to another game; one line for the user."""
+
+
+@dataclass
+class TreeDoc:
+    """A tree file in memory: the game, what the tree optimises, and the root node."""
+
+    game: Game
+    root: Node
+    objective: str = "heuristic"
+    generator: dict = field(default_factory=dict)
+    stats: dict | None = None
+
+    def to_json(self) -> dict:
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "game": self.game.to_json(),
+            "objective": self.objective,
+            "generator": self.generator,
+            "stats": self.stats,
+            "tree": self.root,
+        }
+        if self.stats is None:
+            del doc["stats"]
+        return doc
+
+
+def dumps(doc: TreeDoc) -> bytes:
+    """Deterministic bytes of a tree document (fixed key order, compact, final newline)."""
+    return orjson.dumps(doc.to_json()) + b"\n"
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to a temporary file beside `path`, then rename: never a half-written file."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def save(doc: TreeDoc, path: str | os.PathLike) -> None:
+    write_atomic(path, dumps(doc))
+
+
+def load(path: str | os.PathLike, game: Game | None = None) -> TreeDoc:
+    """Read and validate a tree file; TreeError with a one-line reason on anything wrong."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise TreeError(f"cannot read tree file {str(path)!r}: {e.strerror}") from None
+    return loads(data, game, source=str(path))
+
+
+def loads(data: bytes | str, game: Game | None = None, source: str = "tree") -> TreeDoc:
+    """Parse tree JSON; if `game` is given the tree must be for that game."""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise TreeError(f"{source}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise TreeError(f"{source}: the top level must be an object")
+    if obj.get("format") != FORMAT:
+        raise TreeError(f"{source}: 'format' must be {FORMAT!r}")
+    if obj.get("version") != VERSION:
+        raise TreeError(f"{source}: unsupported version {obj.get('version')!r} (this tool reads {VERSION})")
+    missing = [k for k in TOP_KEYS if k not in obj and k != "stats"]
+    if missing:
+        raise TreeError(f"{source}: missing key {missing[0]!r}")
+    unknown = [k for k in obj if k not in TOP_KEYS]
+    if unknown:
+        raise TreeError(f"{source}: unknown key {unknown[0]!r}")
+    try:
+        tree_game = Game.from_json(obj["game"])
+    except GameError as e:
+        raise TreeError(f"{source}: {e}") from None
+    if game is not None and tree_game != game:
+        raise TreeError(f"{source}: tree is for {tree_game.spec}, not {game.spec}")
+    if not isinstance(obj["objective"], str):
+        raise TreeError(f"{source}: 'objective' must be a string")
+    if not isinstance(obj["generator"], dict):
+        raise TreeError(f"{source}: 'generator' must be an object")
+    stats = obj.get("stats")
+    if stats is not None:
+        _check_stats(stats, source)
+    _check_structure(obj["tree"], tree_game, source)
+    return TreeDoc(tree_game, obj["tree"], obj["objective"], obj["generator"], stats)
+
+
+def _check_stats(stats: object, source: str) -> None:
+    if not isinstance(stats, dict) or set(stats) != set(STAT_KEYS):
+        raise TreeError(f"{source}: 'stats' must have exactly the keys {list(STAT_KEYS)}")
+    for k in ("secrets", "total", "worst"):
+        if not isinstance(stats[k], int) or isinstance(stats[k], bool) or stats[k] < 0:
+            raise TreeError(f"{source}: 'stats.{k}' must be a non-negative integer")
+    dc = stats["depth_counts"]
+    if not isinstance(dc, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in dc):
+        raise TreeError(f"{source}: 'stats.depth_counts' must be a list of non-negative integers")
+
+
+def path_text(path: list[tuple[str, str]]) -> str:
+    """A path in the tree for messages: `0123 0,1 > 4567 1,1`."""
+    return " > ".join(f"{g} {a}" for g, a in path) or "root"
+
+
+def _check_structure(root: object, game: Game, source: str) -> None:
+    answers = {game.format_answer(a) for a in game.answers()}
+    win = game.format_answer(game.win)
+    stack: list[tuple[object, list[tuple[str, str]]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        where = f"{source}: at {path_text(path)}"
+        if not isinstance(node, dict):
+            raise TreeError(f"{where}: a node must be an object")
+        if "guess" not in node or not set(node) <= {"guess", "next"}:
+            raise TreeError(f"{where}: a node has 'guess' and optionally 'next', got {sorted(node)}")
+        guess = node["guess"]
+        if not isinstance(guess, str):
+            raise TreeError(f"{where}: 'guess' must be a string")
+        try:
+            game.parse_code(guess)
+        except GameError as e:
+            raise TreeError(f"{where}: {e}") from None
+        if "next" not in node:
+            continue
+        nxt = node["next"]
+        if not isinstance(nxt, dict) or not nxt:
+            raise TreeError(f"{where}: 'next' must be a non-empty object (omit it at a leaf)")
+        for answer, child in nxt.items():
+            if answer == win:
+                raise TreeError(f"{where}: the all-hits answer {win} must not have a branch")
+            if answer not in answers:
+                raise TreeError(f"{where}: {answer!r} is not an answer of {game.spec}")
+            stack.append((child, path + [(guess, answer)]))
+
+
+def walk(root: Node) -> Iterator[tuple[Node, list[tuple[str, str]]]]:
+    """Every node with the history (guess, answer) pairs that leads to it, depth first in file order."""
+    stack: list[tuple[Node, list[tuple[str, str]]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        yield node, path
+        nxt = node.get("next")
+        if nxt:
+            for answer, child in reversed(list(nxt.items())):
+                stack.append((child, path + [(node["guess"], answer)]))
+
+
+def question_nodes(root: Node) -> int:
+    """Number of nodes (each asks one question)."""
+    return sum(1 for _ in walk(root))

@@ -1,0 +1,93 @@
+"""The verifier: walk every secret of the game through a tree with the game's own rules.
+
+Standard library only, so the player can report exact figures too. A tree passes
+when every secret ends with all hits, every branch is reached, and the stored
+stats (if any) equal what the walk measured.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .rules import Game, feedback
+from .tree import Node, TreeDoc, TreeError, path_text
+
+
+class VerifyError(TreeError):
+    """The tree does not solve the game as claimed; one line naming the first problem."""
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Measured performance of a tree over all secrets."""
+
+    secrets: int
+    total: int
+    worst: int
+    depth_counts: list[int]
+
+    @property
+    def average(self) -> float:
+        return self.total / self.secrets if self.secrets else 0.0
+
+    def to_json(self) -> dict:
+        return {"secrets": self.secrets, "total": self.total, "worst": self.worst, "depth_counts": self.depth_counts}
+
+
+def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None) -> tuple[Stats, dict[str, int]]:
+    """Play every secret (or the given ones) through the tree; return stats and the depth per secret."""
+    fmt = {a: game.format_answer(a) for a in game.answers()}
+    win = game.win
+    parse: dict[str, tuple[int, ...]] = {}
+    visits: dict[int, int] = {}
+    depths: dict[str, int] = {}
+    counts: list[int] = [0]
+    for secret in secrets if secrets is not None else game.codes():
+        node, depth, path = root, 1, []
+        while True:
+            guess = node["guess"]
+            probe = parse.get(guess)
+            if probe is None:
+                probe = parse[guess] = game.parse_code(guess)
+            visits[id(node)] = visits.get(id(node), 0) + 1
+            answer = feedback(secret, probe)
+            if answer == win:
+                break
+            key = fmt[answer]
+            path.append((guess, key))
+            child = node.get("next", {}).get(key)
+            if child is None:
+                where = "a leaf" if "next" not in node else "a node"
+                raise VerifyError(
+                    f"secret {game.format_code(secret)} is not solved: {where} at {path_text(path[:-1])} "
+                    f"asks {guess}, answer {key} has no branch"
+                )
+            node, depth = child, depth + 1
+        depths[game.format_code(secret)] = depth
+        while len(counts) <= depth:
+            counts.append(0)
+        counts[depth] += 1
+    if secrets is None:
+        _check_reached(root, visits)
+    total = sum(d * c for d, c in enumerate(counts))
+    return Stats(sum(counts), total, len(counts) - 1 if len(counts) > 1 else 0, counts), depths
+
+
+def _check_reached(root: Node, visits: dict[int, int]) -> None:
+    stack: list[tuple[Node, list[tuple[str, str]]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        if id(node) not in visits:
+            raise VerifyError(f"branch {path_text(path)} is never reached by any secret")
+        for answer, child in node.get("next", {}).items():
+            stack.append((child, path + [(node["guess"], answer)]))
+
+
+def verify(doc: TreeDoc) -> Stats:
+    """Check the tree solves every secret and its stored stats are true; VerifyError otherwise."""
+    stats, _ = measure(doc.game, doc.root)
+    if doc.stats is not None:
+        measured = stats.to_json()
+        for key, value in measured.items():
+            if doc.stats.get(key) != value:
+                raise VerifyError(f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}")
+    return stats
