@@ -41,25 +41,14 @@ def _perfect_candidate(table: np.ndarray, cand: np.ndarray, counts: np.ndarray) 
 
 
 @numba.njit(cache=True)
-def best_probe(table: np.ndarray, cand: np.ndarray, probes: np.ndarray, n_classes: int, win: int, rule: int) -> int:
-    """Index of the probe with the lowest score on the candidate set `cand`.
-
-    Rules: 0 sum of squared part sizes, 1 sum of c*log(c) (maximum entropy),
-    2 largest part (minimax), 3 minus the number of parts (most parts).
-    Scores are updated per candidate, so a probe costs two passes over `cand`.
-    """
+def _scan(table, cand, probes, lo, hi, n_classes, win, rule, klogk_step):
+    """Best (probe, score, consistent) among probes[lo:hi]; earlier probes win exact ties."""
     counts = np.zeros(n_classes, dtype=np.int64)
-    perfect = _perfect_candidate(table, cand, counts)
-    if perfect >= 0:
-        return perfect
     n = cand.shape[0]
-    klogk_step = np.zeros(n + 1)
-    for k in range(1, n + 1):
-        klogk_step[k] = k * np.log(k) - (k - 1) * np.log(k - 1) if k > 1 else 0.0
     best = -1
     best_score = np.inf
     best_cons = False
-    for pi in range(probes.shape[0]):
+    for pi in range(lo, hi):
         p = probes[pi]
         row = table[p]
         score = 0.0
@@ -79,12 +68,51 @@ def best_probe(table: np.ndarray, cand: np.ndarray, probes: np.ndarray, n_classe
         cons = counts[win] > 0
         for i in range(n):
             counts[row[cand[i]]] = 0
-        if rule == 1:
-            better = score < best_score - 1e-9 or (abs(score - best_score) <= 1e-9 and cons and not best_cons)
-        else:
-            better = score < best_score or (score == best_score and cons and not best_cons)
-        if better:
+        if _better(rule, score, cons, best_score, best_cons):
             best, best_score, best_cons = p, score, cons
+    return best, best_score, best_cons
+
+
+@numba.njit(cache=True)
+def _better(rule, score, cons, best_score, best_cons):
+    if rule == 1:  # float scores: equal within rounding is a tie
+        return score < best_score - 1e-9 or (abs(score - best_score) <= 1e-9 and cons and not best_cons)
+    return score < best_score or (score == best_score and cons and not best_cons)
+
+
+PARALLEL_WORK = 200_000  # probe x candidate pairs below which one thread is faster
+
+
+@numba.njit(cache=True, parallel=True)
+def best_probe(table: np.ndarray, cand: np.ndarray, probes: np.ndarray, n_classes: int, win: int, rule: int, threads: int) -> int:
+    """Index of the probe with the lowest score on the candidate set `cand`.
+
+    Rules: 0 sum of squared part sizes, 1 sum of c*log(c) (maximum entropy),
+    2 largest part (minimax), 3 minus the number of parts (most parts).
+    Scores are updated per candidate, so a probe costs two passes over `cand`;
+    large scans are split into chunks, one per thread, merged in probe order.
+    """
+    counts = np.zeros(n_classes, dtype=np.int64)
+    perfect = _perfect_candidate(table, cand, counts)
+    if perfect >= 0:
+        return perfect
+    n = cand.shape[0]
+    klogk_step = np.zeros(n + 1)
+    for k in range(2, n + 1):
+        klogk_step[k] = k * np.log(k) - (k - 1) * np.log(k - 1)
+    m = probes.shape[0]
+    chunks = threads if m * n >= PARALLEL_WORK else 1
+    bests = np.empty(chunks, dtype=np.int64)
+    scores = np.empty(chunks)
+    conses = np.empty(chunks, dtype=np.bool_)
+    for c in numba.prange(chunks):
+        bests[c], scores[c], conses[c] = _scan(
+            table, cand, probes, c * m // chunks, (c + 1) * m // chunks, n_classes, win, rule, klogk_step
+        )
+    best, best_score, best_cons = bests[0], scores[0], conses[0]
+    for c in range(1, chunks):
+        if bests[c] >= 0 and _better(rule, scores[c], conses[c], best_score, best_cons):
+            best, best_score, best_cons = bests[c], scores[c], conses[c]
     return best
 
 
@@ -114,6 +142,7 @@ def build(
     perms = position_perms(game.length, not game.leading_zero)
     all_probes = np.arange(gt.size, dtype=np.int32)
     n_classes, win = len(gt.answers), gt.win
+    threads = numba.get_num_threads()
     root: dict = {}
     stack: list[tuple[dict, np.ndarray, tuple[int, ...]]] = [(root, all_probes, ())]
     bar = tqdm(total=gt.size, unit="secret", delay=1.0, disable=not progress, desc=strategy)
@@ -131,7 +160,7 @@ def build(
                 # The lowest code of each class keeps the lowest-code tie-break exact.
                 hist = np.array(history, dtype=np.int64)
                 probes = canonical_probes(gt.codes, probes, hist, perms, game.symbols, not game.leading_zero)
-            probe = int(best_probe(gt.table, cand, probes, n_classes, win, _SCORED[strategy]))
+            probe = int(best_probe(gt.table, cand, probes, n_classes, win, _SCORED[strategy], threads))
         node["guess"] = gt.code_str(probe)
         children = {}
         for cls, part in split(gt.table, probe, cand):

@@ -1,0 +1,36 @@
+"""Shared fixtures: small games and their tables, built once per session."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = ROOT / "trees"
+
+
+def run_cli(*args: str, input: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `python -m strategy ARGS` as a user would; returns the completed process."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "strategy", *args], capture_output=True, text=True, input=input, timeout=timeout, env=env
+    )
+
+
+@pytest.fixture(scope="session")
+def bulls4():
+    from strategy.feedback_table import game_table
+    from strategy.rules import parse_game
+
+    return game_table(parse_game("bulls:4x10"))
+
+
+@pytest.fixture(scope="session")
+def mm46():
+    from strategy.feedback_table import game_table
+    from strategy.rules import parse_game
+
+    return game_table(parse_game("mastermind:4x6"))

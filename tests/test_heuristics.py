@@ -1,0 +1,89 @@
+"""Greedy trees verify, and reproduce the published greedy totals where tie-breaking agrees."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from strategy.feedback_table import game_table
+from strategy.heuristics import STRATEGIES, build
+from strategy.rules import parse_game
+from strategy.symmetry import canonical_probes, position_perms
+from strategy.tree import TreeDoc
+from strategy.verify import verify
+
+
+def stats_of(gt, strategy, **kw):
+    return verify(TreeDoc(gt.game, build(gt, strategy, progress=False, **kw)))
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x6", "bulls:3x10", "bulls:3x7:nz", "mastermind:3x4", "mastermind:2x2"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_solves_every_secret(spec, strategy):
+    gt = game_table(parse_game(spec))
+    stats = stats_of(gt, strategy)
+    assert stats.secrets == gt.size
+    consistent = stats_of(gt, strategy, consistent_only=True)
+    assert consistent.secrets == gt.size
+
+
+@pytest.mark.parametrize(
+    "strategy,total,worst",
+    [("expected-size", 26551, 7), ("most-parts", 26751, 8)],
+)
+def test_bulls4_published_greedy_totals(bulls4, strategy, total, worst):
+    stats = stats_of(bulls4, strategy)
+    assert (stats.total, stats.worst) == (total, worst)
+
+
+@pytest.mark.parametrize(
+    "strategy,total,worst",
+    [("expected-size", 5696, None), ("entropy", 5722, None), ("most-parts", 5668, None), ("minimax", 5801, 5)],
+)
+def test_mastermind46_published_greedy_totals(mm46, strategy, total, worst):
+    stats = stats_of(mm46, strategy)
+    assert stats.total == total
+    if worst is not None:
+        assert stats.worst == worst
+
+
+def test_first_probe_and_seed(mm46):
+    root = build(mm46, "minimax", first=mm46.index((0, 0, 1, 1)), progress=False)
+    assert root["guess"] == "0011"
+    a = build(mm46, "random-consistent", seed=1, progress=False)
+    b = build(mm46, "random-consistent", seed=1, progress=False)
+    c = build(mm46, "random-consistent", seed=2, progress=False)
+    assert a == b and a != c
+
+
+def test_symmetry_keeps_one_probe_per_class(bulls4):
+    game = bulls4.game
+    perms = position_perms(4, False)
+    probes = np.arange(bulls4.size, dtype=np.int32)
+    root = canonical_probes(bulls4.codes, probes, np.zeros(0, np.int64), perms, 10, False)
+    assert [bulls4.code_str(i) for i in root] == ["0123"]
+    after = canonical_probes(bulls4.codes, probes, np.array([0]), perms, 10, False)
+    assert len(after) == 20  # Tanaka's 20 distinct second questions
+    nz = game_table(parse_game("bulls:4x10:nz"))
+    assert len(canonical_probes(nz.codes, np.arange(nz.size, dtype=np.int32), np.zeros(0, np.int64), position_perms(4, True), 10, True)) == 2
+    del game
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x6", "mastermind:3x4", "bulls:3x5:nz"])
+def test_every_probe_has_an_equivalent_representative(spec):
+    """Each probe splits the candidates like some kept probe (same multiset of part sizes)."""
+    gt = game_table(parse_game(spec))
+    g = gt.game
+    rng = np.random.default_rng(0)
+    perms = position_perms(g.length, not g.leading_zero)
+    probes = np.arange(gt.size, dtype=np.int32)
+    for trial in range(6):
+        history = rng.integers(0, gt.size, size=1 + trial % 2)
+        cand = np.arange(gt.size)
+        for q in history:
+            cand = cand[gt.table[q, cand] == gt.table[q, rng.choice(cand)]]
+        kept = canonical_probes(gt.codes, probes, history.astype(np.int64), perms, g.symbols, not g.leading_zero)
+        sig = lambda p: tuple(sorted(np.bincount(gt.table[p, cand], minlength=len(gt.answers)).tolist()))
+        kept_sigs = {sig(p) for p in kept}
+        assert all(sig(p) in kept_sigs for p in probes)
+        if len(history) == 1:
+            assert len(kept) < len(probes)
