@@ -82,6 +82,67 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_solve(args: argparse.Namespace) -> int:
+    from .feedback_table import game_table
+    from .solve import solve_game
+    from .tree import TreeDoc
+    from .verify import measure
+
+    game = parse_game(args.game)
+    if args.max_depth is not None and args.max_depth < 1:
+        raise CommandError("--max-depth must be at least 1")
+    gt = game_table(game)
+    report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs, progress=not args.quiet)
+    for line in report.lines:
+        _log(line)
+    s = report.search
+    _log(f"search: {s['nodes']} nodes, {s['probes_tried']} probes tried, {s['seconds']} s, {s['jobs']} process(es)")
+    if report.tree is None:
+        return 1
+    stats, _ = measure(game, report.tree)
+    _check_proof(report, stats)
+    generator = {"tool": f"strategy {__version__}", "engine": "exact", "consistent_only": args.consistent_only,
+                 "proven": report.proven, "search": report.search}
+    doc = TreeDoc(game, report.tree, report.objective, generator, stats.to_json())
+    _write_tree(doc, args.output)
+    from .report import summary_line
+
+    _log(f"verified: {summary_line(stats)}")
+    return 0
+
+
+def _check_proof(report, stats) -> None:
+    """The written tree must show exactly the proven figures, or nothing is written."""
+    p = report.proven
+    claims = []
+    if "total" in p:
+        claims.append(("total", stats.total, p["total"]))
+    if "worst" in p:
+        claims.append(("worst case", stats.worst, p["worst"]))
+    if "max_depth" in p:
+        claims.append(("worst case within bound", stats.worst <= p["max_depth"], True))
+    if "fewest_at_worst" in p:
+        claims.append(("secrets at the worst depth", stats.depth_counts[p["worst"]] if len(stats.depth_counts) > p["worst"] else 0,
+                       p["fewest_at_worst"]))
+    for what, measured, proved in claims:
+        if measured != proved:
+            raise CommandError(f"internal error: the tree's {what} is {measured}, the search proved {proved}")
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from . import tree
+    from .second_table import format_table, second_question_table, table_csv
+    from .verify import verify
+
+    doc = tree.load(args.tree)
+    verify(doc)
+    rows = second_question_table(doc)
+    if args.csv:
+        tree.write_atomic(args.csv, table_csv(doc, rows).encode())
+    print(format_table(doc, rows))
+    return 0
+
+
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--game", required=required, metavar="SPEC", help="bulls:4x10, bulls:4x10:nz, mastermind:4x6, ...")
 
@@ -99,6 +160,23 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed for random-consistent (default 0)")
     p.add_argument("-o", "--output", metavar="FILE", help="tree file to write (default: standard output)")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("solve", help="build a provably optimal tree")
+    _add_game(p)
+    p.add_argument("--objective", default="total", choices=["total", "worst", "worst-then-fewest"],
+                   help="total: minimum total (average); worst: minimum worst case, then minimum total; "
+                        "worst-then-fewest: minimum worst case, then fewest secrets needing it")
+    p.add_argument("--max-depth", type=int, metavar="D", help="with total: only trees that find every secret within D questions")
+    p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
+    p.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores; small games run in one)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-o", "--output", metavar="FILE", help="tree file to write (default: standard output)")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("table", help="the second-question table of a tree")
+    p.add_argument("tree", metavar="TREE")
+    p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
+    p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("verify", help="walk every secret through a tree and check its stats")
     p.add_argument("tree", metavar="TREE")

@@ -5,7 +5,8 @@ The symmetries of both games are position permutations times symbol permutations
 earlier question to itself maps the candidate set to itself, so equivalent probes
 give subtrees of equal cost and only the lowest code of each class is searched.
 For a position permutation the symbol map is forced on the symbols already asked;
-symbols never asked are interchangeable and are relabelled in order of appearance.
+symbols never asked are interchangeable and are relabelled in order of appearance, and so
+are asked symbols that no remaining candidate contains.
 """
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def stabiliser(codes: np.ndarray, history: np.ndarray, perms: np.ndarray, k: int
 
 
 @numba.njit(cache=True)
-def _is_canonical(code: np.ndarray, pis: np.ndarray, taus: np.ndarray, asked: np.ndarray, free: np.ndarray, img: np.ndarray, relabel: np.ndarray) -> bool:
+def _is_canonical(code, pis, taus, asked, free, dead, dead_list, img, relabel) -> bool:
     """True when no symmetry maps `code` to a lexicographically smaller code."""
     n = code.shape[0]
     for e in range(pis.shape[0]):
@@ -82,15 +83,22 @@ def _is_canonical(code: np.ndarray, pis: np.ndarray, taus: np.ndarray, asked: np
         for i in range(n):
             img[pi[i]] = code[i]
         relabel[:] = -1
-        nxt = 0
+        next_free = 0
+        next_dead = 0
         for j in range(n):
             x = img[j]
             if asked[x]:
-                img[j] = tau[x]
+                y = tau[x]
+                if dead[y]:
+                    if relabel[y] == -1:
+                        relabel[y] = dead_list[next_dead]
+                        next_dead += 1
+                    y = relabel[y]
+                img[j] = y
             else:
                 if relabel[x] == -1:
-                    relabel[x] = free[nxt]
-                    nxt += 1
+                    relabel[x] = free[next_free]
+                    next_free += 1
                 img[j] = relabel[x]
         for j in range(n):
             if img[j] < code[j]:
@@ -101,24 +109,39 @@ def _is_canonical(code: np.ndarray, pis: np.ndarray, taus: np.ndarray, asked: np
 
 
 @numba.njit(cache=True)
-def canonical_probes(codes: np.ndarray, probes: np.ndarray, history: np.ndarray, perms: np.ndarray, k: int, fix_zero: bool) -> np.ndarray:
-    """The probes (a sorted index array) that are the lowest code of their class after `history`."""
+def canonical_probes(codes, probes, history, perms, k, fix_zero, cand) -> np.ndarray:
+    """The probes (a sorted index array) that are the lowest code of their class after `history`.
+
+    Besides the symmetries fixing the history, symbols that were asked but appear in no
+    candidate of `cand` ("dead") are interchangeable: they score nothing against any candidate.
+    """
     pis, taus, asked = stabiliser(codes, history, perms, k, fix_zero)
+    n = codes.shape[1]
+    present = np.zeros(k, dtype=np.bool_)
+    for i in range(cand.shape[0]):
+        for j in range(n):
+            present[codes[cand[i], j]] = True
     free = np.empty(k, dtype=np.int64)
+    dead = np.zeros(k, dtype=np.bool_)
+    dead_list = np.empty(k, dtype=np.int64)
     n_free = 0
+    n_dead = 0
     for x in range(k):
         if not asked[x]:
             free[n_free] = x
             n_free += 1
-    if pis.shape[0] == 1 and n_free < 2:
+        elif not present[x] and not (fix_zero and x == 0):
+            dead[x] = True
+            dead_list[n_dead] = x
+            n_dead += 1
+    if pis.shape[0] == 1 and n_free < 2 and n_dead < 2:
         return probes.copy()
-    n = codes.shape[1]
     img = np.empty(n, dtype=np.int64)
     relabel = np.empty(k, dtype=np.int64)
     out = np.empty(probes.shape[0], dtype=probes.dtype)
     m = 0
     for i in range(probes.shape[0]):
-        if _is_canonical(codes[probes[i]], pis, taus, asked, free, img, relabel):
+        if _is_canonical(codes[probes[i]], pis, taus, asked, free, dead, dead_list, img, relabel):
             out[m] = probes[i]
             m += 1
     return out[:m]

@@ -61,6 +61,10 @@ def dumps(doc: TreeDoc) -> bytes:
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to a temporary file beside `path`, then rename: never a half-written file."""
     target = Path(path)
+    if target.exists() and not target.is_file():  # /dev/null, a pipe: nothing to protect, nothing to rename
+        with open(target, "wb") as f:
+            f.write(data)
+        return
     fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

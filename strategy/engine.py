@@ -1,0 +1,322 @@
+"""The exact search kernel, compiled with numba: min-cost decision trees by branch and bound.
+
+value(S, L) is the least cost of a tree that finds every secret of the candidate set S
+within L questions (L = NO_CAP for no bound). A secret found at question r costs
+W1*r, plus M when r == L. (W1, M) = (1, 0) is the total number of questions;
+(0, 0) is feasibility (0 or INF); (0, 1) counts the secrets needing all L questions.
+
+    value(S, L) = W1*|S| + min over probes g of sum over non-winning answers f of value(S_f, L-1)
+
+Bounds: a tree whose probes split a set into at most b non-winning parts finds at most
+b^(r-1) secrets at question r, so filling levels greedily (`level_fill`) bounds every part;
+b measured on a set stays valid for its subsets. Parts of one or two secrets are solved
+by that formula exactly. Probes are tried by increasing bound, parts largest first with the
+cut-off left by the others' bounds; results (exact values, or lower bounds from a cut-off
+search) go to a fixed-size transposition table keyed by a 128-bit hash of (S, L).
+Only one probe per symmetry class (`symmetry.canonical_probes`) is searched.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .symmetry import canonical_probes
+
+INF = np.int64(1 << 40)
+NO_CAP = 1000  # "no depth bound": the child of NO_CAP is NO_CAP
+
+# params vector
+P_W1, P_M, P_CLASSES, P_WIN, P_SYMBOLS, P_FIX_ZERO, P_CONSISTENT = range(7)
+# counters vector
+C_NODES, C_TT_HITS, C_SHORTCUTS, C_PROBES = range(4)
+
+EXACT = np.int64(1 << 32)
+SIZE_SHIFT = 33
+
+
+@numba.njit(cache=True)
+def level_fill(m: int, b: int, L: int, w1: int, M: int) -> int:
+    """Least conceivable cost of m secrets under branching b and depth bound L (INF if they cannot fit)."""
+    return _fill_levels(m, b, L, w1, M, 1)
+
+
+@numba.njit(cache=True)
+def level_fill_after_miss(m: int, b: int, L: int, w1: int, M: int) -> int:
+    """The same bound when the first question cannot be the secret: nobody is found at question 1."""
+    return _fill_levels(m, b, L, w1, M, 0)
+
+
+@numba.njit(cache=True)
+def _fill_levels(m, b, L, w1, M, first):
+    if m == 0:
+        return 0
+    cost = 0
+    left = m
+    cap = first
+    r = 1
+    if first == 0:
+        if L < 2:
+            return INF
+        cap = b
+        r = 2
+    while left > 0:
+        if r > L:
+            return INF
+        take = cap if cap < left else left
+        c = w1 * r
+        if r == L:
+            c += M
+        cost += take * c
+        left -= take
+        if cap <= left:
+            cap *= b
+        r += 1
+    return cost
+
+
+@numba.njit(cache=True)
+def child_cap(L: int) -> int:
+    return L if L >= NO_CAP else L - 1
+
+
+@numba.njit(cache=True)
+def scan(table, S, probes, L, b, params, lb, sumsq, exact):
+    """Bound every probe on S into lb/sumsq/exact; return the largest number of non-winning parts.
+
+    A probe that leaves all of S in one part gets INF (it makes no progress).
+    """
+    n = S.shape[0]
+    w1 = params[P_W1]
+    M = params[P_M]
+    win = params[P_WIN]
+    counts = np.zeros(params[P_CLASSES], dtype=np.int64)
+    cl = child_cap(L)
+    part_bound = np.empty(n + 1, dtype=np.int64)
+    for m in range(n + 1):
+        part_bound[m] = level_fill(m, b, cl, w1, M)
+    b_here = 0
+    for pi in range(probes.shape[0]):
+        row = table[probes[pi]]
+        for i in range(n):
+            counts[row[S[i]]] += 1
+        total = w1 * n
+        sq = 0
+        parts = 0
+        is_exact = True
+        useless = False
+        for i in range(n):
+            c = row[S[i]]
+            k = counts[c]
+            if k == 0:
+                continue
+            counts[c] = 0
+            sq += k * k
+            if c == win:
+                continue
+            parts += 1
+            if k == n:
+                useless = True
+            if k > 2:
+                is_exact = False
+            total += part_bound[k]
+        if parts > b_here:
+            b_here = parts
+        if useless or total >= INF:
+            total = INF
+        lb[pi] = total
+        sumsq[pi] = sq
+        exact[pi] = is_exact
+    return b_here
+
+
+@numba.njit(cache=True)
+def split(table, S, probe, n_classes):
+    """Parts of S by answer to `probe`: (members grouped by class, start offsets per class)."""
+    n = S.shape[0]
+    row = table[probe]
+    starts = np.zeros(n_classes + 1, dtype=np.int64)
+    for i in range(n):
+        starts[row[S[i]] + 1] += 1
+    for c in range(n_classes):
+        starts[c + 1] += starts[c]
+    fill = starts[:-1].copy()
+    out = np.empty(n, dtype=S.dtype)
+    for i in range(n):
+        c = row[S[i]]
+        out[fill[c]] = S[i]
+        fill[c] += 1
+    return out, starts
+
+
+@numba.njit(cache=True)
+def _keys(S, L, zs):
+    k1 = zs[2, L]
+    k2 = zs[3, L]
+    for i in range(S.shape[0]):
+        k1 ^= zs[0, S[i]]
+        k2 ^= zs[1, S[i]]
+    return k1, k2
+
+
+@numba.njit(cache=True)
+def tt_find(tt, k1, k2):
+    mask = tt.shape[0] - 1
+    i = k1 & mask
+    for slot in (i, i ^ 1):
+        if tt[slot, 3] != 0 and tt[slot, 0] == k1 and tt[slot, 1] == k2:
+            return slot
+    return -1
+
+
+@numba.njit(cache=True)
+def tt_store(tt, k1, k2, value, probe, is_exact, n):
+    """Keep the result; on a full bucket evict the entry of the smaller set (cheaper to redo)."""
+    mask = tt.shape[0] - 1
+    i = k1 & mask
+    j = i ^ 1
+    info = (n << SIZE_SHIFT) | (EXACT if is_exact else 0) | (probe & 0xFFFFFFFF)
+    if tt[i, 3] != 0 and tt[i, 0] == k1 and tt[i, 1] == k2:
+        target = i
+    elif tt[j, 3] != 0 and tt[j, 0] == k1 and tt[j, 1] == k2:
+        target = j
+    else:
+        if tt[i, 3] == 0:
+            target = i
+        elif tt[j, 3] == 0:
+            target = j
+        elif (tt[i, 3] >> SIZE_SHIFT) <= (tt[j, 3] >> SIZE_SHIFT):
+            target = i
+        else:
+            target = j
+        if tt[target, 3] != 0 and (tt[target, 3] >> SIZE_SHIFT) > n and n < 8:
+            return  # never evict a big set for a tiny one
+    tt[target, 0] = k1
+    tt[target, 1] = k2
+    tt[target, 2] = value
+    tt[target, 3] = info
+
+
+@numba.njit(cache=True)
+def trivial(n, L, w1, M):
+    """Exact value of one or two secrets (the first is asked first)."""
+    if n == 1:
+        return w1 + (M if L == 1 else 0)
+    if L < 2:
+        return INF
+    return 3 * w1 + (M if L == 2 else 0)
+
+
+@numba.njit(cache=True)
+def solve(table, codes, perms, all_probes, params, zs, tt, counters, S, L, beta, history, b_parent):
+    """(value, probe) of S within L questions if value < beta; otherwise (lower bound >= beta, -1)."""
+    n = S.shape[0]
+    w1 = params[P_W1]
+    M = params[P_M]
+    if n <= 2:
+        return trivial(n, L, w1, M), S[0]
+    lb0 = level_fill(n, b_parent, L, w1, M)
+    if lb0 >= beta:
+        return lb0, -1
+    k1, k2 = _keys(S, L, zs)
+    slot = tt_find(tt, k1, k2)
+    if slot >= 0:
+        counters[C_TT_HITS] += 1
+        info = tt[slot, 3]
+        if info & EXACT:
+            return tt[slot, 2], info & 0xFFFFFFFF
+        if tt[slot, 2] > lb0:
+            lb0 = tt[slot, 2]
+            if lb0 >= beta:
+                return lb0, -1
+    cl = child_cap(L)
+    n_classes = params[P_CLASSES]
+
+    # Bound every candidate probe; a non-candidate costs at least level_fill_after_miss.
+    # A candidate whose parts are solved exactly and which meets the resulting bound is optimal.
+    lb = np.empty(n, dtype=np.int64)
+    sq = np.empty(n, dtype=np.int64)
+    ex = np.empty(n, dtype=np.bool_)
+    scan(table, S, S, L, b_parent, params, lb, sq, ex)
+    node_lb = INF if params[P_CONSISTENT] else level_fill_after_miss(n, b_parent, L, w1, M)
+    for i in range(n):
+        if lb[i] < node_lb:
+            node_lb = lb[i]
+    if node_lb < lb0:
+        node_lb = lb0
+    for i in range(n):
+        if ex[i] and lb[i] == node_lb:
+            counters[C_SHORTCUTS] += 1
+            tt_store(tt, k1, k2, node_lb, S[i], True, n)
+            return node_lb, S[i]
+    if node_lb >= beta:
+        tt_store(tt, k1, k2, node_lb, 0, False, n)
+        return node_lb, -1
+    lb0 = node_lb
+
+    counters[C_NODES] += 1
+    pool = S if params[P_CONSISTENT] else all_probes
+    probes = canonical_probes(codes, pool, history, perms, params[P_SYMBOLS], params[P_FIX_ZERO] != 0, S)
+    P = probes.shape[0]
+    lb = np.empty(P, dtype=np.int64)
+    sq = np.empty(P, dtype=np.int64)
+    ex = np.empty(P, dtype=np.bool_)
+    b_here = scan(table, S, probes, L, b_parent, params, lb, sq, ex)
+    by_sq = np.argsort(sq, kind="mergesort")
+    order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]  # by bound, then by sum of squares
+
+    child_history = np.empty(history.shape[0] + 1, dtype=history.dtype)
+    child_history[:-1] = history
+    best = beta
+    best_probe = -1
+    fail_lb = INF
+    win = params[P_WIN]
+    for oi in range(P):
+        pi = order[oi]
+        bound = lb[pi]
+        if bound >= best:
+            if bound < fail_lb:
+                fail_lb = bound
+            break
+        probe = probes[pi]
+        if ex[pi]:
+            best = bound
+            best_probe = probe
+            break  # later probes have bounds >= this exact value
+        counters[C_PROBES] += 1
+        members, starts = split(table, S, probe, n_classes)
+        # parts of three or more secrets, largest first
+        sizes = np.empty(n_classes, dtype=np.int64)
+        for c in range(n_classes):
+            sizes[c] = starts[c + 1] - starts[c] if c != win else 0
+        part_order = np.argsort(-sizes, kind="mergesort")
+        child_history[-1] = probe
+        total = bound
+        for ci in range(n_classes):
+            c = part_order[ci]
+            m = sizes[c]
+            if m <= 2:
+                break
+            part_lb = level_fill(m, b_here, cl, w1, M)
+            old_lb = level_fill(m, b_parent, cl, w1, M)
+            total += part_lb - old_lb  # the bound with this node's (smaller) branching
+            if total >= best:
+                break
+            v, _ = solve(
+                table, codes, perms, all_probes, params, zs, tt, counters,
+                members[starts[c]:starts[c + 1]], cl, best - total + part_lb, child_history, b_here,
+            )
+            total += v - part_lb
+            if total >= best:
+                break
+        if total < best:
+            best = total
+            best_probe = probe
+        elif total < fail_lb:
+            fail_lb = total
+    if best_probe >= 0:
+        tt_store(tt, k1, k2, best, best_probe, True, n)
+        return best, best_probe
+    if fail_lb < lb0:
+        fail_lb = lb0
+    tt_store(tt, k1, k2, fail_lb, 0, False, n)
+    return fail_lb, -1

@@ -1,0 +1,332 @@
+"""Exact solving: objectives, the root split over worker processes, tree extraction and proof records.
+
+The parts of the first question's partition are independent problems, so they go to a pool of
+worker processes (spawned, each with its own feedback table and transposition table); each worker
+returns the exact value of its part and the optimal subtree.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from . import engine
+from .engine import INF, NO_CAP
+from .feedback_table import GameTable, game_table
+from .rules import Game, GameError
+from .symmetry import canonical_probes, position_perms
+
+OBJECTIVES = ("total", "worst", "worst-then-fewest")
+MAX_SEARCH_DEPTH = 30
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Cost of a secret found at question r of a tree bounded by L questions: w1*r + m*[r == L]."""
+
+    w1: int
+    m: int
+
+
+TOTAL = Weights(1, 0)
+FEASIBLE = Weights(0, 0)
+AT_LAST_LEVEL = Weights(0, 1)
+
+
+class Searcher:
+    """One process's exact-search state: the game's arrays, symmetry data and transposition table."""
+
+    def __init__(self, gt: GameTable, consistent_only: bool, tt_bits: int, weights: Weights, seed: int = 12345):
+        self.gt = gt
+        game = gt.game
+        self.perms = position_perms(game.length, not game.leading_zero)
+        self.all_probes = np.arange(gt.size, dtype=np.int32)
+        self.params = np.array(
+            [weights.w1, weights.m, len(gt.answers), gt.win, game.symbols, int(not game.leading_zero), int(consistent_only)],
+            dtype=np.int64,
+        )
+        rng = np.random.default_rng(seed)
+        width = max(gt.size, NO_CAP + 1)
+        self.zs = rng.integers(-(2**63), 2**63 - 1, size=(4, width), dtype=np.int64)
+        self.tt = np.zeros((1 << tt_bits, 4), dtype=np.int64)
+        self.counters = np.zeros(4, dtype=np.int64)
+        self.weights = weights
+
+    def set_weights(self, weights: Weights) -> None:
+        """Switch objective; stored results of another objective are dropped."""
+        if weights != self.weights:
+            self.params[engine.P_W1], self.params[engine.P_M] = weights.w1, weights.m
+            self.tt[:] = 0
+            self.weights = weights
+
+    def solve(self, S: np.ndarray, L: int, beta: int, history: np.ndarray, b: int) -> tuple[int, int]:
+        return engine.solve(
+            self.gt.table, self.gt.codes, self.perms, self.all_probes, self.params, self.zs, self.tt,
+            self.counters, S, L, beta, history, b,
+        )
+
+    def extract(self, S: np.ndarray, L: int, history: np.ndarray, b: int) -> dict:
+        """The optimal subtree of S (values come back from the transposition table)."""
+        value, probe = self.solve(S, L, INF, history, b)
+        if value >= INF:
+            raise RuntimeError("extracting a subtree of an infeasible set")
+        gt = self.gt
+        node: dict = {"guess": gt.code_str(probe)}
+        members, starts = engine.split(gt.table, S, probe, len(gt.answers))
+        children = {}
+        child_history = np.append(history, probe).astype(np.int64)
+        for c in range(len(gt.answers)):
+            if c == gt.win or starts[c] == starts[c + 1]:
+                continue
+            children[gt.answer_str(c)] = self.extract(members[starts[c]:starts[c + 1]], engine.child_cap(L), child_history, b)
+        if children:
+            node["next"] = children
+        return node
+
+
+# -- worker processes -------------------------------------------------------------------------
+
+_WORKER: dict = {}
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
+
+
+def _worker_searcher(spec: tuple, weights: Weights) -> Searcher:
+    game, consistent_only, tt_bits = spec
+    s = _WORKER.get(spec)
+    if s is None:
+        _WORKER.clear()
+        s = _WORKER[spec] = Searcher(game_table(game), consistent_only, tt_bits, weights)
+    s.set_weights(weights)
+    return s
+
+
+def solve_part(spec: tuple, weights: Weights, part: np.ndarray, L: int, beta: int, history: np.ndarray, b: int, want_tree: bool):
+    """Worker task: (value, subtree or None, counters delta, seconds) for one part of the root split."""
+    start = time.perf_counter()
+    s = _worker_searcher(spec, weights)
+    before = s.counters.copy()
+    value, _ = s.solve(part, L, beta, history, b)
+    tree = s.extract(part, L, history, b) if want_tree and value < beta else None
+    return value, tree, s.counters - before, time.perf_counter() - start
+
+
+class _InProcess:
+    """The pool interface, run synchronously (small games, or --jobs 1)."""
+
+    class _Done:
+        def __init__(self, value):
+            self._value = value
+
+        def get(self, timeout=None):
+            return self._value
+
+    def apply_async(self, fn, args):
+        return self._Done(fn(*args))
+
+    def terminate(self):
+        pass
+
+    def close(self):
+        pass
+
+    def join(self):
+        pass
+
+
+# -- the search at the root ----------------------------------------------------------------------
+
+
+@dataclass
+class RootResult:
+    value: int
+    tree: dict | None
+    counters: np.ndarray = field(default_factory=lambda: np.zeros(4, dtype=np.int64))
+
+
+@dataclass
+class SolveReport:
+    """What a solve proved, with the optimal tree."""
+
+    game: Game
+    objective: str
+    tree: dict | None
+    proven: dict
+    search: dict
+    lines: list[str]
+
+
+class Solver:
+    def __init__(self, gt: GameTable, consistent_only: bool = False, jobs: int | None = None,
+                 tt_bits: int | None = None, progress: bool = True):
+        self.gt = gt
+        self.consistent_only = consistent_only
+        if tt_bits is None:
+            tt_bits = 20 if gt.size <= 1500 else 23
+        self.spec = (gt.game, consistent_only, tt_bits)
+        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.jobs = 1 if gt.size < 2000 else max(1, jobs)
+        self.progress = progress
+        self.counters = np.zeros(4, dtype=np.int64)
+        self.seconds_in_parts = 0.0
+        self._pool = None
+
+    def __enter__(self) -> "Solver":
+        if self.jobs > 1:
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = ctx.Pool(self.jobs, initializer=_worker_init)
+        else:
+            self._pool = _InProcess()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self._pool.close()
+        else:
+            self._pool.terminate()
+        self._pool.join()
+
+    def root(self, L: int, weights: Weights, beta: int = INF, want_tree: bool = True, label: str = "") -> RootResult:
+        """Value (and tree) of the whole game within L questions, if below beta."""
+        gt = self.gt
+        n = gt.size
+        S = np.arange(n, dtype=np.int32)
+        params = np.array([weights.w1, weights.m, len(gt.answers), gt.win, gt.game.symbols,
+                           int(not gt.game.leading_zero), int(self.consistent_only)], dtype=np.int64)
+        if n <= 2:
+            value = int(engine.trivial(n, L, weights.w1, weights.m))
+            tree = {"guess": gt.code_str(0)}
+            if n == 2:
+                tree["next"] = {gt.answer_str(int(gt.table[0, 1])): {"guess": gt.code_str(1)}}
+            return RootResult(value, tree if value < beta else None)
+        perms = position_perms(gt.game.length, not gt.game.leading_zero)
+        probes = canonical_probes(gt.codes, S, np.zeros(0, np.int64), perms, gt.game.symbols, not gt.game.leading_zero, S)
+        b0 = len(gt.answers) - 1
+        lb = np.empty(len(probes), dtype=np.int64)
+        sq = np.empty(len(probes), dtype=np.int64)
+        ex = np.empty(len(probes), dtype=np.bool_)
+        b = int(engine.scan(gt.table, S, probes, L, b0, params, lb, sq, ex))
+        cl = int(engine.child_cap(L))
+        order = sorted(range(len(probes)), key=lambda i: (lb[i], sq[i]))
+        best, best_tree, fail = beta, None, INF
+        bar = tqdm(total=n * len(order), unit="secret", delay=0.5, disable=not self.progress, desc=label or "solve")
+        try:
+            for i in order:
+                if lb[i] >= best:
+                    fail = min(fail, int(lb[i]))
+                    break
+                probe = int(probes[i])
+                members, starts = engine.split(gt.table, S, probe, len(gt.answers))
+                parts = [(c, members[starts[c]:starts[c + 1]]) for c in range(len(gt.answers))
+                         if c != gt.win and starts[c + 1] > starts[c]]
+                part_lb = {c: int(engine.level_fill(len(p), b, cl, weights.w1, weights.m)) for c, p in parts}
+                bound = weights.w1 * n + sum(part_lb.values())
+                if bound >= best:
+                    fail = min(fail, bound)
+                    continue
+                history = np.array([probe], dtype=np.int64)
+                jobs = {}
+                for c, part in sorted(parts, key=lambda cp: -len(cp[1])):
+                    sub_beta = best - (bound - part_lb[c]) if best < INF else INF
+                    jobs[c] = self._pool.apply_async(
+                        solve_part, (self.spec, weights, part, cl, sub_beta, history, b, want_tree))
+                total, children, failed = weights.w1 * n, {}, False
+                for c, part in sorted(parts, key=lambda cp: -len(cp[1])):
+                    value, tree, counters, seconds = jobs[c].get(timeout=None)
+                    self.counters += counters
+                    self.seconds_in_parts += seconds
+                    bar.update(len(part))
+                    total += value
+                    children[c] = tree
+                    if value >= best - (bound - part_lb[c]):
+                        failed = True
+                bar.update(n - sum(len(p) for _, p in parts))
+                if failed or total >= best:
+                    fail = min(fail, total)
+                    continue
+                best = total
+                if want_tree:
+                    best_tree = {"guess": gt.code_str(probe)}
+                    kids = {gt.answer_str(c): children[c] for c in sorted(children)}
+                    if kids:
+                        best_tree["next"] = kids
+        finally:
+            bar.close()
+        if best < beta:
+            return RootResult(int(best), best_tree, self.counters)
+        return RootResult(int(max(fail, beta)), None, self.counters)
+
+
+def min_depth_bound(gt: GameTable) -> int:
+    """Smallest depth that level filling allows for the whole game."""
+    b = len(gt.answers) - 1
+    for d in range(1, MAX_SEARCH_DEPTH + 1):
+        if engine.level_fill(gt.size, b, d, 0, 0) < INF:
+            return d
+    raise GameError("game too deep to search")
+
+
+def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, consistent_only: bool = False,
+               jobs: int | None = None, tt_bits: int | None = None, progress: bool = True) -> SolveReport:
+    """Run the exact search for `objective`; the report says what was proved and holds the tree."""
+    if objective not in OBJECTIVES:
+        raise GameError(f"unknown objective {objective!r} (choose from {', '.join(OBJECTIVES)})")
+    if max_depth is not None and objective != "total":
+        raise GameError("--max-depth applies to the total objective only")
+    start = time.perf_counter()
+    game = gt.game
+    proven: dict = {}
+    lines: list[str] = []
+    with Solver(gt, consistent_only, jobs, tt_bits, progress) as solver:
+        if objective == "total":
+            L = max_depth if max_depth is not None else NO_CAP
+            res = solver.root(L, TOTAL, label="min total")
+            if res.tree is None:
+                proven = {"max_depth": max_depth, "feasible": False}
+                lines.append(f"impossible: no tree finds every secret of {game.spec} within {max_depth} questions "
+                             f"(exhaustive search)")
+                tree = None
+            else:
+                proven = {"total": res.value}
+                if max_depth is not None:
+                    proven["max_depth"] = max_depth
+                within = f" among trees of at most {max_depth} questions" if max_depth else ""
+                lines.append(f"proved: minimum total {res.value}{within} (average {res.value / gt.size:.4f})")
+                tree = res.tree
+        else:
+            depth = min_depth_bound(gt)
+            refuted = []
+            while True:
+                res = solver.root(depth, FEASIBLE, beta=1, want_tree=False, label=f"within {depth}?")
+                if res.value == 0:
+                    break
+                refuted.append(depth)
+                depth += 1
+                if depth > MAX_SEARCH_DEPTH:
+                    raise GameError("no depth bound found")
+            proven = {"worst": depth}
+            if refuted:
+                lines.append(f"proved: no tree finds every secret within {refuted[-1]} questions")
+            lines.append(f"proved: minimum worst case {depth}")
+            if objective == "worst":
+                res = solver.root(depth, TOTAL, label=f"min total within {depth}")
+                proven["total"] = res.value
+                lines.append(f"proved: minimum total within {depth} questions {res.value} (average {res.value / gt.size:.4f})")
+            else:
+                res = solver.root(depth, AT_LAST_LEVEL, label=f"fewest at {depth}")
+                proven["fewest_at_worst"] = res.value
+                lines.append(f"proved: the fewest secrets that need {depth} questions is {res.value}")
+            tree = res.tree
+    seconds = time.perf_counter() - start
+    c = solver.counters
+    search = {"nodes": int(c[engine.C_NODES]), "probes_tried": int(c[engine.C_PROBES]),
+              "shortcuts": int(c[engine.C_SHORTCUTS]), "table_hits": int(c[engine.C_TT_HITS]),
+              "seconds": round(seconds, 2), "jobs": solver.jobs}
+    return SolveReport(game, objective if max_depth is None else f"total-max-depth-{max_depth}", tree, proven, search, lines)

@@ -1,0 +1,91 @@
+"""The exact engine reproduces published optima (../shared/reference/published-results.md)."""
+from __future__ import annotations
+
+import pytest
+
+from strategy.feedback_table import game_table
+from strategy.rules import parse_game
+from strategy.solve import solve_game
+from strategy.verify import measure
+
+from .conftest import run_cli
+
+
+def solved(spec, objective="total", **kw):
+    gt = game_table(parse_game(spec))
+    report = solve_game(gt, objective, progress=False, **kw)
+    stats = measure(gt.game, report.tree)[0] if report.tree else None
+    return report, stats
+
+
+def chen_lin(n: int) -> int:
+    """Closed form of the minimum total for bulls 2 of n (Chen & Lin 2004)."""
+    if n % 2 == 0:
+        return (4 * n**3 + 21 * n**2 - 76 * n + 72) // 12
+    return (4 * n**3 + 21 * n**2 - 82 * n + 105) // 12
+
+
+@pytest.mark.parametrize("k", range(3, 11))
+def test_bulls_two_of_n_closed_form(k):
+    report, stats = solved(f"bulls:2x{k}")
+    assert report.proven["total"] == stats.total == chen_lin(k)
+    if k == 10:
+        assert stats.total == 451
+
+
+@pytest.mark.parametrize("spec,total", [("bulls:3x6", 436), ("bulls:3x7", 836), ("mastermind:4x6", 5625)])
+def test_published_minimum_totals(spec, total):
+    report, stats = solved(spec)
+    assert report.proven == {"total": total}
+    assert stats.total == total and stats.secrets == game_table(parse_game(spec)).size
+
+
+def test_mastermind46_worst_case_five_costs_one_more():
+    report, stats = solved("mastermind:4x6", "worst")
+    assert report.proven == {"worst": 5, "total": 5626}
+    assert stats.worst == 5 and stats.total == 5626
+    report, stats = solved("mastermind:4x6", max_depth=5)
+    assert report.proven["total"] == stats.total == 5626
+
+
+def test_mastermind46_fewest_at_worst_depth_is_539():
+    report, stats = solved("mastermind:4x6", "worst-then-fewest")
+    assert report.proven == {"worst": 5, "fewest_at_worst": 539}
+    assert stats.worst == 5 and stats.depth_counts[5] == 539
+
+
+def test_impossible_depth_is_reported():
+    report, _ = solved("bulls:3x6", max_depth=4)
+    assert report.tree is None and report.proven == {"max_depth": 4, "feasible": False}
+    assert "impossible" in report.lines[0]
+
+
+def test_consistent_only_is_never_better():
+    free, _ = solved("bulls:3x6")
+    cons, stats = solved("bulls:3x6", consistent_only=True)
+    assert cons.proven["total"] >= free.proven["total"]
+    assert stats.total == cons.proven["total"]
+
+
+def test_greedy_is_never_better_than_optimal():
+    from strategy.heuristics import STRATEGIES, build
+
+    gt = game_table(parse_game("bulls:3x7"))
+    for strategy in STRATEGIES:
+        assert measure(gt.game, build(gt, strategy, progress=False))[0].total >= 836
+
+
+def test_cli_solve_writes_a_verified_tree_with_its_proof(tmp_path):
+    out = tmp_path / "t.json"
+    r = run_cli("solve", "--game", "bulls:3x6", "--quiet", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "proved: minimum total 436" in r.stderr
+    r = run_cli("verify", str(out))
+    assert r.returncode == 0 and "total 436" in r.stdout
+    import orjson
+
+    doc = orjson.loads(out.read_bytes())
+    assert doc["objective"] == "total" and doc["generator"]["proven"] == {"total": 436}
+    assert doc["generator"]["search"]["nodes"] >= 0
+    r = run_cli("solve", "--game", "bulls:3x6", "--max-depth", "4", "--quiet", "-o", str(tmp_path / "no.json"))
+    assert r.returncode == 1 and "impossible" in r.stderr and not (tmp_path / "no.json").exists()
