@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .symmetry import canonical_probes
+from .symmetry import canonical_probes, stabiliser
 
 INF = np.int64(1 << 40)
 NO_CAP = 1000  # "no depth bound": the child of NO_CAP is NO_CAP
@@ -80,36 +80,41 @@ def child_cap(L: int) -> int:
 
 
 @numba.njit(cache=True)
-def scan(table, S, probes, L, b, params, lb, sumsq, exact):
-    """Bound every probe on S into lb/sumsq/exact; return the largest number of non-winning parts.
+def scan(table, S, probes, L, b, params, lb, sumsq, exact, stop_at):
+    """Bound every probe on S into lb/sumsq/exact; return (largest number of non-winning parts, -1).
 
-    A probe that leaves all of S in one part gets INF (it makes no progress).
+    A probe that leaves all of S in one part gets INF (it makes no progress). A probe whose
+    parts are all exact and whose value is `stop_at` (a proven lower bound) is optimal: the
+    scan stops there and returns its position instead of -1.
     """
     n = S.shape[0]
     w1 = params[P_W1]
     M = params[P_M]
     win = params[P_WIN]
-    counts = np.zeros(params[P_CLASSES], dtype=np.int64)
+    n_classes = params[P_CLASSES]
+    P = probes.shape[0]
+    # Count parts secret by secret: table rows are contiguous over probes (the table is symmetric),
+    # which streams memory instead of gathering one byte per cache line.
+    counts = np.zeros((P, n_classes), dtype=np.int32)
+    for i in range(n):
+        row = table[S[i]]
+        for pi in range(P):
+            counts[pi, row[probes[pi]]] += 1
     cl = child_cap(L)
     part_bound = np.empty(n + 1, dtype=np.int64)
     for m in range(n + 1):
         part_bound[m] = level_fill(m, b, cl, w1, M)
     b_here = 0
-    for pi in range(probes.shape[0]):
-        row = table[probes[pi]]
-        for i in range(n):
-            counts[row[S[i]]] += 1
+    for pi in range(P):
         total = w1 * n
         sq = 0
         parts = 0
         is_exact = True
         useless = False
-        for i in range(n):
-            c = row[S[i]]
-            k = counts[c]
+        for c in range(n_classes):
+            k = counts[pi, c]
             if k == 0:
                 continue
-            counts[c] = 0
             sq += k * k
             if c == win:
                 continue
@@ -126,7 +131,9 @@ def scan(table, S, probes, L, b, params, lb, sumsq, exact):
         lb[pi] = total
         sumsq[pi] = sq
         exact[pi] = is_exact
-    return b_here
+        if is_exact and total == stop_at:
+            return b_here, pi
+    return b_here, -1
 
 
 @numba.njit(cache=True)
@@ -207,16 +214,56 @@ def trivial(n, L, w1, M):
 
 
 @numba.njit(cache=True)
-def solve(table, codes, perms, all_probes, params, zs, tt, counters, S, L, beta, history, b_parent):
-    """(value, probe) of S within L questions if value < beta; otherwise (lower bound >= beta, -1)."""
+def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history):
+    """One probe per symmetry class at a node.
+
+    Classes under the symmetries of the asked codes are cached per set of asked codes; the
+    node's own reduction (dead symbols of S) can only merge them further, so it filters that list.
+    """
+    k = params[P_SYMBOLS]
+    fix_zero = params[P_FIX_ZERO] != 0
+    if params[P_CONSISTENT]:
+        return canonical_probes(codes, masks, S, history, perms, k, fix_zero, S)
+    pis, _, asked = stabiliser(codes, history, perms, k, fix_zero)
+    if pis.shape[0] == 1:
+        return canonical_probes(codes, masks, all_probes, history, perms, k, fix_zero, S)
+    k1 = np.int64(0x5EED)
+    k2 = np.int64(0x0DD)
+    for i in range(history.shape[0]):
+        k1 ^= zs[0, history[i]]
+        k2 ^= zs[1, history[i]]
+    key = (k1, k2)
+    if key in classes:
+        pool = classes[key]
+    else:
+        pool = canonical_probes(codes, masks, all_probes, history, perms, k, fix_zero, all_probes)
+        classes[key] = pool
+    present = np.int64(0)
+    for i in range(S.shape[0]):
+        present |= masks[S[i]]
+    dead = 0
+    for x in range(k):
+        if asked[x] and not (present >> x) & 1 and not (fix_zero and x == 0):
+            dead += 1
+    if dead < 2:
+        return pool
+    return canonical_probes(codes, masks, pool, history, perms, k, fix_zero, S)
+
+
+@numba.njit(cache=True)
+def bound_set(table, params, zs, tt, counters, S, L, b):
+    """Cheap bound of S: (value, probe) when it is exact, else (lower bound, -1).
+
+    Uses the transposition table, level filling and a scan of the candidates only: a
+    non-candidate costs at least level_fill_after_miss, and a candidate whose parts are all
+    solved exactly and which meets the resulting bound is optimal.
+    """
     n = S.shape[0]
     w1 = params[P_W1]
     M = params[P_M]
     if n <= 2:
         return trivial(n, L, w1, M), S[0]
-    lb0 = level_fill(n, b_parent, L, w1, M)
-    if lb0 >= beta:
-        return lb0, -1
+    lb0 = level_fill(n, b, L, w1, M)
     k1, k2 = _keys(S, L, zs)
     slot = tt_find(tt, k1, k2)
     if slot >= 0:
@@ -226,18 +273,17 @@ def solve(table, codes, perms, all_probes, params, zs, tt, counters, S, L, beta,
             return tt[slot, 2], info & 0xFFFFFFFF
         if tt[slot, 2] > lb0:
             lb0 = tt[slot, 2]
-            if lb0 >= beta:
-                return lb0, -1
-    cl = child_cap(L)
-    n_classes = params[P_CLASSES]
-
-    # Bound every candidate probe; a non-candidate costs at least level_fill_after_miss.
-    # A candidate whose parts are solved exactly and which meets the resulting bound is optimal.
+    if lb0 >= INF:
+        return INF, -1
     lb = np.empty(n, dtype=np.int64)
     sq = np.empty(n, dtype=np.int64)
     ex = np.empty(n, dtype=np.bool_)
-    scan(table, S, S, L, b_parent, params, lb, sq, ex)
-    node_lb = INF if params[P_CONSISTENT] else level_fill_after_miss(n, b_parent, L, w1, M)
+    _, stop = scan(table, S, S, L, b, params, lb, sq, ex, lb0)
+    if stop >= 0:
+        counters[C_SHORTCUTS] += 1
+        tt_store(tt, k1, k2, lb0, S[stop], True, n)
+        return lb0, S[stop]
+    node_lb = INF if params[P_CONSISTENT] else level_fill_after_miss(n, b, L, w1, M)
     for i in range(n):
         if lb[i] < node_lb:
             node_lb = lb[i]
@@ -248,29 +294,67 @@ def solve(table, codes, perms, all_probes, params, zs, tt, counters, S, L, beta,
             counters[C_SHORTCUTS] += 1
             tt_store(tt, k1, k2, node_lb, S[i], True, n)
             return node_lb, S[i]
-    if node_lb >= beta:
-        tt_store(tt, k1, k2, node_lb, 0, False, n)
-        return node_lb, -1
-    lb0 = node_lb
+    return node_lb, -1
+
+
+@numba.njit(cache=True)
+def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, classes, S, L, beta, history, b_parent, hint):
+    """(value, probe) of S within L questions if value < beta; otherwise (lower bound >= beta, -1).
+
+    `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
+    """
+    n = S.shape[0]
+    w1 = params[P_W1]
+    M = params[P_M]
+    if hint < 0:
+        lb0, probe = bound_set(table, params, zs, tt, counters, S, L, b_parent)
+        if probe >= 0:
+            return lb0, probe
+    else:
+        lb0 = hint
+    k1, k2 = _keys(S, L, zs)
+    if lb0 >= beta:
+        tt_store(tt, k1, k2, lb0, 0, False, n)
+        return lb0, -1
+    cl = child_cap(L)
+    n_classes = params[P_CLASSES]
 
     counters[C_NODES] += 1
-    pool = S if params[P_CONSISTENT] else all_probes
-    probes = canonical_probes(codes, pool, history, perms, params[P_SYMBOLS], params[P_FIX_ZERO] != 0, S)
+    probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
     P = probes.shape[0]
     lb = np.empty(P, dtype=np.int64)
     sq = np.empty(P, dtype=np.int64)
     ex = np.empty(P, dtype=np.bool_)
-    b_here = scan(table, S, probes, L, b_parent, params, lb, sq, ex)
-    by_sq = np.argsort(sq, kind="mergesort")
-    order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]  # by bound, then by sum of squares
+    b_here, stop = scan(table, S, probes, L, b_parent, params, lb, sq, ex, lb0)
+    if stop >= 0:
+        tt_store(tt, k1, k2, lb0, probes[stop], True, n)
+        return lb0, probes[stop]
+    # only probes whose bound is below the cut-off can matter: sort those by bound, then sum of squares
+    fail_lb = INF
+    alive = 0
+    for pi in range(P):
+        if lb[pi] < beta:
+            alive += 1
+        elif lb[pi] < fail_lb:
+            fail_lb = lb[pi]
+    keep = np.empty(alive, dtype=np.int64)
+    alive = 0
+    for pi in range(P):
+        if lb[pi] < beta:
+            keep[alive] = pi
+            alive += 1
+    by_sq = keep[np.argsort(sq[keep], kind="mergesort")]
+    order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
 
     child_history = np.empty(history.shape[0] + 1, dtype=history.dtype)
     child_history[:-1] = history
     best = beta
     best_probe = -1
-    fail_lb = INF
     win = params[P_WIN]
-    for oi in range(P):
+    part_lb = np.empty(n_classes, dtype=np.int64)
+    part_exact = np.empty(n_classes, dtype=np.bool_)
+    sizes = np.empty(n_classes, dtype=np.int64)
+    for oi in range(order.shape[0]):
         pi = order[oi]
         bound = lb[pi]
         if bound >= best:
@@ -284,30 +368,35 @@ def solve(table, codes, perms, all_probes, params, zs, tt, counters, S, L, beta,
             break  # later probes have bounds >= this exact value
         counters[C_PROBES] += 1
         members, starts = split(table, S, probe, n_classes)
-        # parts of three or more secrets, largest first
-        sizes = np.empty(n_classes, dtype=np.int64)
+        # bound every part cheaply (parts may turn out exact), then solve the rest largest first
+        total = w1 * n
         for c in range(n_classes):
-            sizes[c] = starts[c + 1] - starts[c] if c != win else 0
-        part_order = np.argsort(-sizes, kind="mergesort")
-        child_history[-1] = probe
-        total = bound
-        for ci in range(n_classes):
-            c = part_order[ci]
-            m = sizes[c]
-            if m <= 2:
-                break
-            part_lb = level_fill(m, b_here, cl, w1, M)
-            old_lb = level_fill(m, b_parent, cl, w1, M)
-            total += part_lb - old_lb  # the bound with this node's (smaller) branching
-            if total >= best:
-                break
-            v, _ = solve(
-                table, codes, perms, all_probes, params, zs, tt, counters,
-                members[starts[c]:starts[c + 1]], cl, best - total + part_lb, child_history, b_here,
-            )
-            total += v - part_lb
-            if total >= best:
-                break
+            m = starts[c + 1] - starts[c] if c != win else 0
+            sizes[c] = m
+            if m == 0:
+                part_lb[c] = 0
+                part_exact[c] = True
+                continue
+            v, q = bound_set(table, params, zs, tt, counters, members[starts[c]:starts[c + 1]], cl, b_here)
+            part_lb[c] = v
+            part_exact[c] = q >= 0
+            total += v
+        if total < best:
+            part_order = np.argsort(-sizes, kind="mergesort")
+            child_history[-1] = probe
+            for ci in range(n_classes):
+                c = part_order[ci]
+                if sizes[c] <= 2:
+                    break
+                if part_exact[c]:
+                    continue
+                v, _ = solve(
+                    table, codes, masks, perms, all_probes, params, zs, tt, counters, classes,
+                    members[starts[c]:starts[c + 1]], cl, best - total + part_lb[c], child_history, b_here, part_lb[c],
+                )
+                total += v - part_lb[c]
+                if total >= best:
+                    break
         if total < best:
             best = total
             best_probe = probe

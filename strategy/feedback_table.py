@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from .rules import Game, GameError, feedback
+from .symmetry import symbol_masks
 
 MAX_TABLE_CODES = 50_000
 
@@ -35,6 +36,7 @@ class GameTable:
     """A game with its codes as an (N, length) uint8 array and its (N, N) answer-class table.
 
     `table[p, s]` is the index in `answers` of the answer probe p gets from secret s;
+    `masks[i]` has bit x set when code i contains symbol x;
     `win` is the class of the all-hits answer (the last one).
     """
 
@@ -42,6 +44,7 @@ class GameTable:
     codes: np.ndarray
     answers: list[tuple[int, int]]
     table: np.ndarray
+    masks: np.ndarray  # bit set of the symbols of each code
 
     @property
     def win(self) -> int:
@@ -86,4 +89,4 @@ def game_table(game: Game) -> GameTable:
         class_of[h * width + b] = i
     table = np.empty((count, count), dtype=np.uint8)
     _fill(codes, class_of, width, table)
-    return GameTable(game, codes, answers, table)
+    return GameTable(game, codes, answers, table, symbol_masks(codes))

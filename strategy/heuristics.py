@@ -159,7 +159,7 @@ def build(
             if len(cand) >= SYMMETRY_MIN_SET:
                 # The lowest code of each class keeps the lowest-code tie-break exact.
                 hist = np.array(history, dtype=np.int64)
-                probes = canonical_probes(gt.codes, probes, hist, perms, game.symbols, not game.leading_zero, cand)
+                probes = canonical_probes(gt.codes, gt.masks, probes, hist, perms, game.symbols, not game.leading_zero, cand)
             probe = int(best_probe(gt.table, cand, probes, n_classes, win, _SCORED[strategy], threads))
         node["guess"] = gt.code_str(probe)
         children = {}

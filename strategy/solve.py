@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import types
+from numba.typed import Dict
 from tqdm import tqdm
 
 from . import engine
@@ -55,6 +57,7 @@ class Searcher:
         self.zs = rng.integers(-(2**63), 2**63 - 1, size=(4, width), dtype=np.int64)
         self.tt = np.zeros((1 << tt_bits, 4), dtype=np.int64)
         self.counters = np.zeros(4, dtype=np.int64)
+        self.classes = Dict.empty(key_type=types.UniTuple(types.int64, 2), value_type=types.int32[:])
         self.weights = weights
 
     def set_weights(self, weights: Weights) -> None:
@@ -66,8 +69,8 @@ class Searcher:
 
     def solve(self, S: np.ndarray, L: int, beta: int, history: np.ndarray, b: int) -> tuple[int, int]:
         return engine.solve(
-            self.gt.table, self.gt.codes, self.perms, self.all_probes, self.params, self.zs, self.tt,
-            self.counters, S, L, beta, history, b,
+            self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.zs, self.tt,
+            self.counters, self.classes, S, L, beta, history, b, -1,
         )
 
     def extract(self, S: np.ndarray, L: int, history: np.ndarray, b: int) -> dict:
@@ -207,12 +210,12 @@ class Solver:
                 tree["next"] = {gt.answer_str(int(gt.table[0, 1])): {"guess": gt.code_str(1)}}
             return RootResult(value, tree if value < beta else None)
         perms = position_perms(gt.game.length, not gt.game.leading_zero)
-        probes = canonical_probes(gt.codes, S, np.zeros(0, np.int64), perms, gt.game.symbols, not gt.game.leading_zero, S)
+        probes = canonical_probes(gt.codes, gt.masks, S, np.zeros(0, np.int64), perms, gt.game.symbols, not gt.game.leading_zero, S)
         b0 = len(gt.answers) - 1
         lb = np.empty(len(probes), dtype=np.int64)
         sq = np.empty(len(probes), dtype=np.int64)
         ex = np.empty(len(probes), dtype=np.bool_)
-        b = int(engine.scan(gt.table, S, probes, L, b0, params, lb, sq, ex))
+        b = int(engine.scan(gt.table, S, probes, L, b0, params, lb, sq, ex, -1)[0])
         cl = int(engine.child_cap(L))
         order = sorted(range(len(probes)), key=lambda i: (lb[i], sq[i]))
         best, best_tree, fail = beta, None, INF

@@ -73,55 +73,106 @@ def stabiliser(codes: np.ndarray, history: np.ndarray, perms: np.ndarray, k: int
     return keep_p[:count], keep_s[:count], asked
 
 
+def symbol_masks(codes: np.ndarray) -> np.ndarray:
+    """Bit set of the symbols of every code (bit x for symbol x)."""
+    masks = np.zeros(codes.shape[0], dtype=np.int64)
+    for j in range(codes.shape[1]):
+        masks |= np.left_shift(np.int64(1), codes[:, j].astype(np.int64))
+    return masks
+
+
 @numba.njit(cache=True)
-def _is_canonical(code, pis, taus, asked, free, dead, dead_list, img, relabel) -> bool:
-    """True when no symmetry maps `code` to a lexicographically smaller code."""
-    n = code.shape[0]
-    for e in range(pis.shape[0]):
-        pi = pis[e]
-        tau = taus[e]
-        for i in range(n):
-            img[pi[i]] = code[i]
-        relabel[:] = -1
-        next_free = 0
-        next_dead = 0
-        for j in range(n):
-            x = img[j]
-            if asked[x]:
-                y = tau[x]
-                if dead[y]:
-                    if relabel[y] == -1:
-                        relabel[y] = dead_list[next_dead]
-                        next_dead += 1
-                    y = relabel[y]
-                img[j] = y
-            else:
-                if relabel[x] == -1:
-                    relabel[x] = free[next_free]
-                    next_free += 1
-                img[j] = relabel[x]
-        for j in range(n):
-            if img[j] < code[j]:
-                return False
-            if img[j] > code[j]:
-                break
+def _relabel_order_ok(code, group, next_of, first) -> bool:
+    """True when the symbols of `group` in `code` are its smallest ones, in order of first appearance."""
+    expect = first
+    for j in range(code.shape[0]):
+        x = code[j]
+        if not group[x]:
+            continue
+        if x == expect:
+            expect = next_of[x]
+        elif x > expect:
+            return False
+        # x < expect: seen before (a repeat in Mastermind)
     return True
 
 
 @numba.njit(cache=True)
-def canonical_probes(codes, probes, history, perms, k, fix_zero, cand) -> np.ndarray:
+def _image_not_smaller(code, pi, tau, asked, free, dead, dead_list, img, relabel) -> bool:
+    """True unless this symmetry, followed by relabelling, maps `code` to a smaller code."""
+    n = code.shape[0]
+    for i in range(n):
+        img[pi[i]] = code[i]
+    relabel[:] = -1
+    next_free = 0
+    next_dead = 0
+    for j in range(n):
+        x = img[j]
+        if asked[x]:
+            y = tau[x]
+            if dead[y]:
+                if relabel[y] == -1:
+                    relabel[y] = dead_list[next_dead]
+                    next_dead += 1
+                y = relabel[y]
+            img[j] = y
+        else:
+            if relabel[x] == -1:
+                relabel[x] = free[next_free]
+                next_free += 1
+            img[j] = relabel[x]
+    for j in range(n):
+        if img[j] < code[j]:
+            return False
+        if img[j] > code[j]:
+            return True
+    return True
+
+
+@numba.njit(cache=True)
+def _group_table(member, k):
+    """next_of[x]: the next symbol of the group after x (k if none); also the first and the bit set."""
+    next_of = np.empty(k, dtype=np.int64)
+    last = k
+    bits = np.int64(0)
+    for x in range(k - 1, -1, -1):
+        next_of[x] = last
+        if member[x]:
+            last = x
+            bits |= np.int64(1) << x
+    return next_of, last, bits
+
+
+@numba.njit(cache=True)
+def _lowest_bits(bits, k):
+    """lowest[c] = the c smallest members of the bit set `bits`."""
+    lowest = np.zeros(k + 1, dtype=np.int64)
+    acc = np.int64(0)
+    c = 0
+    for x in range(k):
+        if (bits >> x) & 1:
+            acc |= np.int64(1) << x
+            c += 1
+            lowest[c] = acc
+    return lowest
+
+
+@numba.njit(cache=True)
+def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) -> np.ndarray:
     """The probes (a sorted index array) that are the lowest code of their class after `history`.
 
     Besides the symmetries fixing the history, symbols that were asked but appear in no
     candidate of `cand` ("dead") are interchangeable: they score nothing against any candidate.
+    The relabelling test runs first on symbol bit sets, then in position order; the other
+    symmetries are tried only on the probes that pass it.
     """
     pis, taus, asked = stabiliser(codes, history, perms, k, fix_zero)
     n = codes.shape[1]
-    present = np.zeros(k, dtype=np.bool_)
+    present = np.int64(0)
     for i in range(cand.shape[0]):
-        for j in range(n):
-            present[codes[cand[i], j]] = True
+        present |= masks[cand[i]]
     free = np.empty(k, dtype=np.int64)
+    is_free = np.zeros(k, dtype=np.bool_)
     dead = np.zeros(k, dtype=np.bool_)
     dead_list = np.empty(k, dtype=np.int64)
     n_free = 0
@@ -129,20 +180,51 @@ def canonical_probes(codes, probes, history, perms, k, fix_zero, cand) -> np.nda
     for x in range(k):
         if not asked[x]:
             free[n_free] = x
+            is_free[x] = True
             n_free += 1
-        elif not present[x] and not (fix_zero and x == 0):
+        elif not (present >> x) & 1 and not (fix_zero and x == 0):
             dead[x] = True
             dead_list[n_dead] = x
             n_dead += 1
     if pis.shape[0] == 1 and n_free < 2 and n_dead < 2:
         return probes.copy()
+    free_next, free_first, free_bits = _group_table(is_free, k)
+    dead_next, dead_first, dead_bits = _group_table(dead, k)
+    low_free = _lowest_bits(free_bits, k)
+    low_dead = _lowest_bits(dead_bits, k)
     img = np.empty(n, dtype=np.int64)
     relabel = np.empty(k, dtype=np.int64)
     out = np.empty(probes.shape[0], dtype=probes.dtype)
     m = 0
     for i in range(probes.shape[0]):
-        if _is_canonical(codes[probes[i]], pis, taus, asked, free, dead, dead_list, img, relabel):
-            out[m] = probes[i]
+        p = probes[i]
+        mf = masks[p] & free_bits
+        md = masks[p] & dead_bits
+        # the symbols of each group must be its smallest ones
+        cf = 0
+        x = mf
+        while x:
+            x &= x - 1
+            cf += 1
+        cd = 0
+        x = md
+        while x:
+            x &= x - 1
+            cd += 1
+        if mf != low_free[cf] or md != low_dead[cd]:
+            continue
+        code = codes[p]
+        if n_free > 1 and not _relabel_order_ok(code, is_free, free_next, free_first):
+            continue
+        if n_dead > 1 and not _relabel_order_ok(code, dead, dead_next, dead_first):
+            continue
+        ok = True
+        for e in range(1, pis.shape[0]):  # element 0 is the identity, just tested
+            if not _image_not_smaller(code, pis[e], taus[e], asked, free, dead, dead_list, img, relabel):
+                ok = False
+                break
+        if ok:
+            out[m] = p
             m += 1
     return out[:m]
 
@@ -152,3 +234,4 @@ def group_order(length: int, symbols: int, fix_zero: bool) -> int:
     if fix_zero:
         return math.factorial(length - 1) * math.factorial(symbols - 1)
     return math.factorial(length) * math.factorial(symbols)
+
