@@ -79,6 +79,46 @@ def cmd_stats(args: argparse.Namespace) -> int:
     stats = verify(doc)
     print(f"{doc.game.spec}  objective: {doc.objective}")
     print(distribution_table(stats))
+    if args.plot:
+        from .plot import plot_distribution
+
+        if not args.plot.lower().endswith((".svg", ".png")):
+            raise CommandError("--plot needs a .svg or .png file name")
+        try:
+            plot_distribution(stats, f"{doc.game.spec} ({doc.objective})", args.plot)
+        except RuntimeError as e:
+            raise CommandError(str(e)) from None
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from . import tree
+    from .export import export
+
+    doc = tree.load(args.tree)
+    n = export(doc, args.format, args.output)
+    _log(f"{n} rows written to {args.output}")
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from . import tree
+    from .graph import to_graph, write_graph
+
+    doc = tree.load(args.tree)
+    g = to_graph(doc, args.max_depth)
+    write_graph(g, args.format, args.output)
+    _log(f"{g.number_of_nodes()} nodes, {g.number_of_edges()} edges written to {args.output}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from . import tree
+    from .compare import compare
+
+    a, b = tree.load(args.tree_a), tree.load(args.tree_b)
+    print(compare(a, b, (args.tree_a, args.tree_b)))
     return 0
 
 
@@ -143,6 +183,61 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    from . import play
+    from .walker import Walker
+
+    walker = Walker.load(args.tree) if args.tree else None
+    game = parse_game(args.game) if args.game else (walker.game if walker else None)
+    if game is None:
+        raise CommandError("play needs a TREE (or --game for --defence and --self-test)")
+    if walker and game != walker.game:
+        raise CommandError(f"the tree is for {walker.game.spec}, not {game.spec}")
+    secret = game.parse_code(args.secret) if args.secret else None
+    if args.noise is not None and not 0.0 <= args.noise < 1.0:
+        raise CommandError("--noise must be in [0, 1)")
+    ask, say = input, lambda text: print(text, flush=True)
+    try:
+        if args.self_test:
+            return _self_test(game, args)
+        if args.defence:
+            return play.defence(game, ask, say, secret, args.seed)
+        if walker is None:
+            raise CommandError("this mode needs a TREE")
+        if args.all:
+            return _play_all(walker)
+        if args.race:
+            return play.race(walker, ask, say, secret, args.seed)
+        if secret is None:
+            say(f"{game.spec}: think of a secret and answer hits and blows (1,2 or 12 or 1H2B; 4 = all hits); q quits.")
+        return play.Offence(walker, ask, say, args.noise, secret).play()
+    except play.Quit:
+        print("bye")
+        return 0
+
+
+def _play_all(walker) -> int:
+    from .report import distribution_table
+    from .verify import verify
+
+    stats = verify(walker.doc)
+    print(f"{walker.game.spec}: every secret played through the tree")
+    print(distribution_table(stats))
+    return 0
+
+
+def _self_test(game, args: argparse.Namespace) -> int:
+    from .noisy import self_test
+
+    if args.noise is None:
+        raise CommandError("--self-test needs --noise Q")
+    result = self_test(game, args.noise, args.games, args.seed or 0, progress=True)
+    print(f"{game.spec}, answers wrong with probability {args.noise}: {result.games} games, "
+          f"secret found in {result.found} ({result.found / result.games:.1%}), "
+          f"average {result.average_questions:.2f} questions, longest {result.worst}")
+    return 0
+
+
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--game", required=required, metavar="SPEC", help="bulls:4x10, bulls:4x10:nz, mastermind:4x6, ...")
 
@@ -178,6 +273,37 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
     p.set_defaults(func=cmd_table)
 
+    p = sub.add_parser("play", help="play from a stored tree: offence, auto, defence, race")
+    p.add_argument("tree", metavar="TREE", nargs="?")
+    p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
+    p.add_argument("--all", action="store_true", help="play every secret and print the distribution")
+    p.add_argument("--defence", action="store_true", help="I hold a secret, you ask")
+    p.add_argument("--race", action="store_true", help="Numeron: we both hold a secret and ask in turn")
+    _add_game(p, required=False)
+    p.add_argument("--seed", type=int, help="seed for my random secret / the self-test")
+    p.add_argument("--noise", type=float, metavar="Q", help="answers may be wrong with probability Q (noisy-answer mode)")
+    p.add_argument("--self-test", action="store_true", help="with --noise: play a simulated liar and report")
+    p.add_argument("--games", type=int, default=100, help="games for --self-test (default 100)")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("export", help="lookup table with one row per question node")
+    p.add_argument("tree", metavar="TREE")
+    p.add_argument("--format", required=True, choices=["csv", "jsonl", "sqlite"])
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("graph", help="the tree as a graph file (networkx writers)")
+    p.add_argument("tree", metavar="TREE")
+    p.add_argument("--format", required=True, choices=["graphml", "dot", "gexf"])
+    p.add_argument("--max-depth", type=int, metavar="D", help="keep questions 1..D, summarise the rest")
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser("compare", help="compare two trees of the same game")
+    p.add_argument("tree_a", metavar="TREE_A")
+    p.add_argument("tree_b", metavar="TREE_B")
+    p.set_defaults(func=cmd_compare)
+
     p = sub.add_parser("verify", help="walk every secret through a tree and check its stats")
     p.add_argument("tree", metavar="TREE")
     _add_game(p, required=False)
@@ -185,6 +311,7 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stats", help="distribution of the number of questions of a tree")
     p.add_argument("tree", metavar="TREE")
+    p.add_argument("--plot", metavar="FILE", help="also draw the distribution as a bar chart (.svg or .png; needs matplotlib)")
     p.set_defaults(func=cmd_stats)
     return parser
 

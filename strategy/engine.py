@@ -298,15 +298,19 @@ def bound_set(table, params, zs, tt, counters, S, L, b):
 
 
 @numba.njit(cache=True)
-def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, classes, S, L, beta, history, b_parent, hint):
+def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, classes, S, L, beta, history, b_parent,
+          hint, only_probe):
     """(value, probe) of S within L questions if value < beta; otherwise (lower bound >= beta, -1).
 
     `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
+    `only_probe` >= 0 evaluates that first question alone (nothing is stored for S then).
     """
     n = S.shape[0]
     w1 = params[P_W1]
     M = params[P_M]
-    if hint < 0:
+    if only_probe >= 0:
+        lb0 = level_fill(n, b_parent, L, w1, M)
+    elif hint < 0:
         lb0, probe = bound_set(table, params, zs, tt, counters, S, L, b_parent)
         if probe >= 0:
             return lb0, probe
@@ -314,18 +318,24 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
         lb0 = hint
     k1, k2 = _keys(S, L, zs)
     if lb0 >= beta:
-        tt_store(tt, k1, k2, lb0, 0, False, n)
+        if only_probe < 0:
+            tt_store(tt, k1, k2, lb0, 0, False, n)
         return lb0, -1
     cl = child_cap(L)
     n_classes = params[P_CLASSES]
 
     counters[C_NODES] += 1
-    probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
+    if only_probe >= 0:
+        probes = np.full(1, only_probe, dtype=all_probes.dtype)
+    else:
+        probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
     P = probes.shape[0]
     lb = np.empty(P, dtype=np.int64)
     sq = np.empty(P, dtype=np.int64)
     ex = np.empty(P, dtype=np.bool_)
-    b_here, stop = scan(table, S, probes, L, b_parent, params, lb, sq, ex, lb0)
+    b_here, stop = scan(table, S, probes, L, b_parent, params, lb, sq, ex, -1 if only_probe >= 0 else lb0)
+    if only_probe >= 0:
+        b_here = b_parent  # one probe's parts say nothing about the branching of other probes
     if stop >= 0:
         tt_store(tt, k1, k2, lb0, probes[stop], True, n)
         return lb0, probes[stop]
@@ -346,6 +356,9 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
     by_sq = keep[np.argsort(sq[keep], kind="mergesort")]
     order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
 
+    # a typed -1: a literal argument would make numba compile a second overload of this recursive
+    # function, and cached overloads that call each other crash when loaded (numba issue 6713)
+    no_probe = np.int64(-1)
     child_history = np.empty(history.shape[0] + 1, dtype=history.dtype)
     child_history[:-1] = history
     best = beta
@@ -393,6 +406,7 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
                 v, _ = solve(
                     table, codes, masks, perms, all_probes, params, zs, tt, counters, classes,
                     members[starts[c]:starts[c + 1]], cl, best - total + part_lb[c], child_history, b_here, part_lb[c],
+                    no_probe,
                 )
                 total += v - part_lb[c]
                 if total >= best:
@@ -402,10 +416,12 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
             best_probe = probe
         elif total < fail_lb:
             fail_lb = total
+    if fail_lb < lb0:
+        fail_lb = lb0
+    if only_probe >= 0:
+        return (best, best_probe) if best_probe >= 0 else (fail_lb, -1)
     if best_probe >= 0:
         tt_store(tt, k1, k2, best, best_probe, True, n)
         return best, best_probe
-    if fail_lb < lb0:
-        fail_lb = lb0
     tt_store(tt, k1, k2, fail_lb, 0, False, n)
     return fail_lb, -1

@@ -125,6 +125,10 @@ class Game:
             total = total * (k - 1) // k
         return total
 
+    def code_strings(self) -> frozenset[str]:
+        """Every code as written (for fast validation of stored trees)."""
+        return _code_strings(self)
+
     def is_code(self, code: Sequence[int]) -> bool:
         """True when `code` is a legal secret and probe of this game."""
         if len(code) != self.length or any(not 0 <= x < self.symbols for x in code):
@@ -194,6 +198,16 @@ def _codes(game: Game) -> list[Code]:
     else:
         it = itertools.product(rng, repeat=game.length)
     return [c for c in it if game.leading_zero or c[0] != 0]
+
+
+@functools.lru_cache(maxsize=4)
+def _code_strings(game: Game) -> frozenset[str]:
+    letters = ALPHABET[: game.symbols]
+    if game.distinct:
+        it: Iterator[tuple[str, ...]] = itertools.permutations(letters, game.length)
+    else:
+        it = itertools.product(letters, repeat=game.length)
+    return frozenset("".join(c) for c in it if game.leading_zero or c[0] != "0")
 
 
 @functools.lru_cache(maxsize=None)

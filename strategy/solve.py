@@ -67,15 +67,18 @@ class Searcher:
             self.tt[:] = 0
             self.weights = weights
 
-    def solve(self, S: np.ndarray, L: int, beta: int, history: np.ndarray, b: int) -> tuple[int, int]:
+    def solve(self, S: np.ndarray, L: int, beta: int, history: np.ndarray, b: int, only_probe: int = -1) -> tuple[int, int]:
         return engine.solve(
             self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.zs, self.tt,
-            self.counters, self.classes, S, L, beta, history, b, -1,
+            self.counters, self.classes, S, L, beta, history, b, -1, only_probe,
         )
 
-    def extract(self, S: np.ndarray, L: int, history: np.ndarray, b: int) -> dict:
-        """The optimal subtree of S (values come back from the transposition table)."""
-        value, probe = self.solve(S, L, INF, history, b)
+    def extract(self, S: np.ndarray, L: int, history: np.ndarray, b: int, probe: int = -1) -> dict:
+        """The optimal subtree of S (values come back from the transposition table); `probe` fixes its first question."""
+        if probe < 0:
+            value, probe = self.solve(S, L, INF, history, b)
+        else:
+            value, _ = self.solve(S, L, INF, history, b, only_probe=probe)
         if value >= INF:
             raise RuntimeError("extracting a subtree of an infeasible set")
         gt = self.gt
@@ -111,13 +114,32 @@ def _worker_searcher(spec: tuple, weights: Weights) -> Searcher:
     return s
 
 
-def solve_part(spec: tuple, weights: Weights, part: np.ndarray, L: int, beta: int, history: np.ndarray, b: int, want_tree: bool):
-    """Worker task: (value, subtree or None, counters delta, seconds) for one part of the root split."""
+def solve_part(spec: tuple, weights: Weights, part: np.ndarray, L: int, beta: int, history: np.ndarray, b: int,
+               want_tree: bool, fresh: bool):
+    """Worker task: (value, subtree or None, counters delta, seconds) for one part of the root split.
+
+    `fresh` empties the transposition table first: parts are disjoint sets, so nothing is lost,
+    and the tree no longer depends on which worker happened to get which part.
+    """
     start = time.perf_counter()
     s = _worker_searcher(spec, weights)
+    if fresh:
+        s.tt[:] = 0
     before = s.counters.copy()
     value, _ = s.solve(part, L, beta, history, b)
     tree = s.extract(part, L, history, b) if want_tree and value < beta else None
+    return value, tree, s.counters - before, time.perf_counter() - start
+
+
+def solve_first_question(spec: tuple, weights: Weights, probe: int, L: int, beta: int, b: int, want_tree: bool):
+    """Worker task: the value of the whole game with a fixed first question, if below beta (and its tree)."""
+    start = time.perf_counter()
+    s = _worker_searcher(spec, weights)
+    before = s.counters.copy()
+    S = np.arange(s.gt.size, dtype=np.int32)
+    none = np.zeros(0, dtype=np.int64)
+    value, _ = s.solve(S, L, beta, none, b, only_probe=probe)
+    tree = s.extract(S, L, none, b, probe=probe) if want_tree and value < beta else None
     return value, tree, s.counters - before, time.perf_counter() - start
 
 
@@ -130,6 +152,9 @@ class _InProcess:
 
         def get(self, timeout=None):
             return self._value
+
+        def ready(self):
+            return True
 
     def apply_async(self, fn, args):
         return self._Done(fn(*args))
@@ -183,8 +208,7 @@ class Solver:
 
     def __enter__(self) -> "Solver":
         if self.jobs > 1:
-            ctx = multiprocessing.get_context("spawn")
-            self._pool = ctx.Pool(self.jobs, initializer=_worker_init)
+            self._pool = multiprocessing.get_context("spawn").Pool(self.jobs, initializer=_worker_init)
         else:
             self._pool = _InProcess()
         return self
@@ -216,55 +240,101 @@ class Solver:
         sq = np.empty(len(probes), dtype=np.int64)
         ex = np.empty(len(probes), dtype=np.bool_)
         b = int(engine.scan(gt.table, S, probes, L, b0, params, lb, sq, ex, -1)[0])
-        cl = int(engine.child_cap(L))
-        order = sorted(range(len(probes)), key=lambda i: (lb[i], sq[i]))
+        order = [i for i in sorted(range(len(probes)), key=lambda i: (lb[i], sq[i])) if lb[i] < beta]
         best, best_tree, fail = beta, None, INF
-        bar = tqdm(total=n * len(order), unit="secret", delay=0.5, disable=not self.progress, desc=label or "solve")
+        if len(order) < len(probes):
+            fail = int(min(lb[i] for i in range(len(probes)) if lb[i] >= beta))
+        bar = tqdm(total=n, unit="secret", delay=0.5, disable=not self.progress, desc=label or "solve")
         try:
-            for i in order:
-                if lb[i] >= best:
-                    fail = min(fail, int(lb[i]))
-                    break
-                probe = int(probes[i])
-                members, starts = engine.split(gt.table, S, probe, len(gt.answers))
-                parts = [(c, members[starts[c]:starts[c + 1]]) for c in range(len(gt.answers))
-                         if c != gt.win and starts[c + 1] > starts[c]]
-                part_lb = {c: int(engine.level_fill(len(p), b, cl, weights.w1, weights.m)) for c, p in parts}
-                bound = weights.w1 * n + sum(part_lb.values())
-                if bound >= best:
-                    fail = min(fail, bound)
-                    continue
-                history = np.array([probe], dtype=np.int64)
-                jobs = {}
-                for c, part in sorted(parts, key=lambda cp: -len(cp[1])):
-                    sub_beta = best - (bound - part_lb[c]) if best < INF else INF
-                    jobs[c] = self._pool.apply_async(
-                        solve_part, (self.spec, weights, part, cl, sub_beta, history, b, want_tree))
-                total, children, failed = weights.w1 * n, {}, False
-                for c, part in sorted(parts, key=lambda cp: -len(cp[1])):
-                    value, tree, counters, seconds = jobs[c].get(timeout=None)
+            if order:
+                # The most promising first question: its parts are independent, solve them in parallel.
+                value, tree = self._split_first_question(int(probes[order[0]]), S, L, weights, beta, b, want_tree, bar)
+                if value < best:
+                    best, best_tree = value, tree
+                else:
+                    fail = min(fail, value)
+            # The other first questions only need to be refuted (or found better): one task each,
+            # whose parts share the cut-off sequentially. Ties keep the earlier question.
+            rest = [i for i in order[1:] if lb[i] < best]
+            if rest:
+                bar.reset(total=len(rest))
+                bar.unit = "first question"
+                cutoff = best
+                jobs = {i: self._pool.apply_async(solve_first_question, (
+                    self.spec, weights, int(probes[i]), L, cutoff, b, want_tree)) for i in rest}
+                results = {}
+                for i in rest:
+                    value, tree, counters, seconds = jobs[i].get()
                     self.counters += counters
                     self.seconds_in_parts += seconds
-                    bar.update(len(part))
-                    total += value
-                    children[c] = tree
-                    if value >= best - (bound - part_lb[c]):
-                        failed = True
-                bar.update(n - sum(len(p) for _, p in parts))
-                if failed or total >= best:
-                    fail = min(fail, total)
-                    continue
-                best = total
-                if want_tree:
-                    best_tree = {"guess": gt.code_str(probe)}
-                    kids = {gt.answer_str(c): children[c] for c in sorted(children)}
-                    if kids:
-                        best_tree["next"] = kids
+                    results[i] = (value, tree)
+                    bar.update(1)
+                for i in rest:
+                    value, tree = results[i]
+                    if value < best:
+                        best, best_tree = value, tree
+                    elif value < fail:
+                        fail = value
         finally:
             bar.close()
         if best < beta:
             return RootResult(int(best), best_tree, self.counters)
         return RootResult(int(max(fail, beta)), None, self.counters)
+
+    def _split_first_question(self, probe, S, L, weights, beta, b, want_tree, bar) -> tuple[int, dict | None]:
+        """Value (and tree) with this first question, its parts solved by the workers in parallel."""
+        gt = self.gt
+        n = len(S)
+        cl = int(engine.child_cap(L))
+        members, starts = engine.split(gt.table, S, probe, len(gt.answers))
+        parts = [(c, members[starts[c]:starts[c + 1]]) for c in range(len(gt.answers))
+                 if c != gt.win and starts[c + 1] > starts[c]]
+        part_lb = {c: int(engine.level_fill(len(p), b, cl, weights.w1, weights.m)) for c, p in parts}
+        bound = weights.w1 * n + sum(part_lb.values())
+        if bound >= beta:
+            return bound, None
+        history = np.array([probe], dtype=np.int64)
+        jobs = {}
+        for c, part in sorted(parts, key=lambda cp: -len(cp[1])):
+            sub_beta = beta - (bound - part_lb[c]) if beta < INF else INF
+            jobs[c] = self._pool.apply_async(
+                solve_part, (self.spec, weights, part, cl, sub_beta, history, b, want_tree, self.jobs > 1))
+        total, children, failed = weights.w1 * n, {}, False
+        size = {c: len(p) for c, p in parts}
+        bar.update(n - sum(size.values()))
+        while jobs and not failed:
+            done = [c for c, job in jobs.items() if job.ready()]
+            if not done:
+                time.sleep(0.05)
+                continue
+            for c in done:
+                value, tree, counters, seconds = jobs.pop(c).get()
+                self.counters += counters
+                self.seconds_in_parts += seconds
+                bar.update(size[c])
+                total += value
+                children[c] = tree
+                if value >= beta - (bound - part_lb[c]):
+                    failed = True  # this first question cannot beat the cut-off: drop its other parts
+        if jobs:
+            self._restart_pool()
+            total += sum(part_lb[c] for c in jobs)
+        if failed or total >= beta:
+            return max(total, beta), None
+        tree = None
+        if want_tree:
+            tree = {"guess": gt.code_str(probe)}
+            kids = {gt.answer_str(c): children[c] for c in sorted(children)}
+            if kids:
+                tree["next"] = kids
+        return int(total), tree
+
+    def _restart_pool(self) -> None:
+        """Drop tasks that are no longer needed (a pool cannot cancel them)."""
+        if self.jobs > 1:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = multiprocessing.get_context("spawn").Pool(self.jobs, initializer=_worker_init)
 
 
 def min_depth_bound(gt: GameTable) -> int:

@@ -130,3 +130,9 @@ def test_parse_answer_all_hits_and_impossible():
     # 3 of 5 shares at least one symbol: 0,0 never happens
     with pytest.raises(GameError, match="no secret gives it"):
         parse_game("bulls:3x5").parse_answer("0,0")
+
+
+@pytest.mark.parametrize("spec", ["bulls:4x10", "bulls:3x12:nz", "mastermind:3x4", "bulls:2x36"])
+def test_code_strings_are_the_formatted_codes(spec):
+    game = parse_game(spec)
+    assert game.code_strings() == {game.format_code(c) for c in game.codes()}

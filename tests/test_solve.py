@@ -89,3 +89,31 @@ def test_cli_solve_writes_a_verified_tree_with_its_proof(tmp_path):
     assert doc["generator"]["search"]["nodes"] >= 0
     r = run_cli("solve", "--game", "bulls:3x6", "--max-depth", "4", "--quiet", "-o", str(tmp_path / "no.json"))
     assert r.returncode == 1 and "impossible" in r.stderr and not (tmp_path / "no.json").exists()
+
+
+def test_ctrl_c_stops_a_long_solve_cleanly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import ROOT
+
+    out = tmp_path / "t.json"
+    proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", "bulls:4x10", "--quiet", "-o", str(out)],
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+
+
+def test_recursive_search_compiles_to_one_overload():
+    """Two overloads of the recursive solve calling each other crash when loaded from numba's cache."""
+    from strategy import engine
+
+    solved("bulls:3x6")
+    assert len(engine.solve.signatures) == 1

@@ -63,6 +63,7 @@ def test_wrong_game_is_rejected():
         (lambda d: d["tree"]["next"].update({"1,1": {"guess": "10"}}), "'1,1' is not an answer"),
         (lambda d: d["tree"].update(next={}), "'next' must be a non-empty object"),
         (lambda d: d["tree"].update(ask="x"), "a node has 'guess'"),
+        (lambda d: d["tree"]["next"]["0,2"].update(guess=["1", "0"]), "at 01 0,2: 'guess' must be a string"),
         (lambda d: d.update(stats={"secrets": 6}), "'stats' must have exactly"),
     ],
 )
@@ -78,3 +79,29 @@ def test_not_json(tmp_path):
         tree.loads(b"{not json")
     with pytest.raises(TreeError, match="cannot read tree file"):
         tree.load(tmp_path / "missing.json")
+
+
+def test_atomic_write_leaves_special_files_alone(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    tree.write_atomic(fifo, b"data")
+    reader.join(5)
+    assert got == [b"data"] and fifo.is_fifo()
+
+
+def test_written_files_follow_the_umask(tmp_path):
+    import os
+    import stat
+
+    path = tmp_path / "t.json"
+    tree.save(tree.loads(doc_bytes()), path)
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert mode == 0o666 & ~mask

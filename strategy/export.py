@@ -1,0 +1,143 @@
+"""Flat lookup tables of a tree: one row per question node, as CSV, JSON lines or SQLite.
+
+A row says what to ask after a history: `history` is the key (`0123:1,1;4567:0,2`, empty at the
+root), with the depth, the secrets remaining, the probe, whether it may be the secret, and the
+questions still needed from there (this one included) summed over the remaining secrets.
+Rows are streamed depth first, so memory stays bounded by one path of the tree.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import sqlite3
+import tempfile
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+from tqdm import tqdm
+
+from .rules import Code, feedback
+from .tree import Node, TreeDoc
+from .verify import measure
+
+FORMATS = ("csv", "jsonl", "sqlite")
+COLUMNS = ("history", "depth", "remaining", "probe", "consistent", "questions")
+
+
+@dataclass(frozen=True)
+class Row:
+    history: str
+    depth: int
+    remaining: int
+    probe: str
+    consistent: bool
+    questions: int
+
+
+def history_key(path: list[tuple[str, str]]) -> str:
+    """The lookup key of a history: `0123:1,1;4567:0,2`."""
+    return ";".join(f"{q}:{a}" for q, a in path)
+
+
+def rows(doc: TreeDoc, progress: bool = False) -> Iterator[Row]:
+    """Every question node, depth first in file order, with the secrets that reach it."""
+    game = doc.game
+    _, depth_of = measure(game, doc.root)
+    codes = game.codes()
+    bar = tqdm(total=len(codes), unit="secret", delay=1.0, disable=not progress, desc="export")
+    stack: list[tuple[Node, list[tuple[str, str]], list[Code]]] = [(doc.root, [], codes)]
+    while stack:
+        node, path, secrets = stack.pop()
+        guess = node["guess"]
+        probe = game.parse_code(guess)
+        depth = len(path) + 1
+        names = [game.format_code(s) for s in secrets]
+        questions = sum(depth_of[s] - depth + 1 for s in names)
+        yield Row(history_key(path), depth, len(secrets), guess, guess in names, questions)
+        parts: dict[str, list[Code]] = {}
+        for s in secrets:
+            if s == probe:
+                bar.update(1)
+                continue
+            parts.setdefault(game.format_answer(feedback(s, probe)), []).append(s)
+        for answer, child in reversed(list(node.get("next", {}).items())):
+            stack.append((child, path + [(guess, answer)], parts.get(answer, [])))
+    bar.close()
+
+
+def export(doc: TreeDoc, fmt: str, out: str | os.PathLike, progress: bool = True) -> int:
+    """Write the lookup table; returns the number of rows. Written to a temporary file, then renamed."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    target = Path(out)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        count = {"csv": _csv, "jsonl": _jsonl, "sqlite": _sqlite}[fmt](doc, tmp, progress)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _csv(doc: TreeDoc, path: str, progress: bool) -> int:
+    n = 0
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for row in rows(doc, progress):
+            writer.writerow(astuple(row)[:4] + (int(row.consistent), row.questions))
+            n += 1
+    return n
+
+
+def _jsonl(doc: TreeDoc, path: str, progress: bool) -> int:
+    n = 0
+    with open(path, "wb") as f:
+        for row in rows(doc, progress):
+            f.write(orjson.dumps(dict(zip(COLUMNS, astuple(row)))) + b"\n")
+            n += 1
+    return n
+
+
+SCHEMA = """
+CREATE TABLE nodes (
+    history    TEXT PRIMARY KEY,  -- '' at the root, else 'probe:H,B;probe:H,B'
+    depth      INTEGER NOT NULL,  -- question number asked at this node
+    remaining  INTEGER NOT NULL,  -- secrets still possible
+    probe      TEXT NOT NULL,     -- the question to ask
+    consistent INTEGER NOT NULL,  -- 1 if the probe may be the secret
+    questions  INTEGER NOT NULL   -- questions from here on, summed over the remaining secrets
+) WITHOUT ROWID;
+CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _sqlite(doc: TreeDoc, path: str, progress: bool) -> int:
+    Path(path).unlink()
+    con = sqlite3.connect(path)
+    try:
+        con.executescript(SCHEMA)
+        n = 0
+        batch = []
+        for row in rows(doc, progress):
+            batch.append(astuple(row))
+            if len(batch) >= 5000:
+                con.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?)", batch)
+                n += len(batch)
+                batch.clear()
+        con.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?)", batch)
+        n += len(batch)
+        total = con.execute("SELECT questions FROM nodes WHERE history = ''").fetchone()[0]
+        meta = {"format": "strategy-lookup", "version": "1", "game": doc.game.spec, "objective": doc.objective,
+                "secrets": str(doc.game.count()), "total": str(total), "rows": str(n)}
+        con.executemany("INSERT INTO metadata VALUES (?, ?)", sorted(meta.items()))
+        con.commit()
+    finally:
+        con.close()
+    return n
+

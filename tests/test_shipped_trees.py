@@ -1,0 +1,56 @@
+"""Every tree in trees/ solves every secret, and shows the figures its proof claims."""
+from __future__ import annotations
+
+import pytest
+
+from strategy import tree
+from strategy.second_table import second_question_table
+from strategy.verify import verify
+
+from .conftest import TREES
+
+EXPECTED = {
+    # published optima; the others are checked against their own recorded proof
+    "bulls-4x10-total.json": {"total": 26274, "worst": 7},
+    "mastermind-4x6-total.json": {"total": 5625},
+    "mastermind-4x6-total-within-5.json": {"total": 5626, "worst": 5},
+    "bulls-4x10-worst-then-fewest.json": {"worst": 7},
+}
+SHIPPED = sorted(p.name for p in TREES.glob("*.json"))
+
+
+def test_all_promised_trees_are_shipped():
+    assert set(SHIPPED) >= {
+        "bulls-3x10-total.json", "bulls-4x10-total.json", "bulls-4x10-worst-then-fewest.json",
+        "bulls-4x10-nz-total.json", "mastermind-4x6-total.json", "mastermind-4x6-total-within-5.json",
+    }
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_tree_verifies_and_matches_its_proof(name):
+    doc = tree.load(TREES / name)
+    stats = verify(doc)  # walks every secret; raises if any fails or the stored stats differ
+    assert stats.secrets == doc.game.count()
+    proven = doc.generator["proven"]
+    if "total" in proven:
+        assert stats.total == proven["total"]
+    if "worst" in proven:
+        assert stats.worst == proven["worst"]
+    if "max_depth" in proven:
+        assert stats.worst <= proven["max_depth"]
+    if "fewest_at_worst" in proven:
+        assert stats.depth_counts[proven["worst"]] == proven["fewest_at_worst"]
+    for key, value in EXPECTED.get(name, {}).items():
+        assert getattr(stats, key) == value
+
+
+def test_second_question_table_of_the_optimal_tree_adds_up():
+    doc = tree.load(TREES / "bulls-4x10-total.json")
+    rows = second_question_table(doc)
+    assert sum(r.questions for r in rows) == 26274 - 5040
+    by_answer = {r.answer: r for r in rows}
+    # Tanaka's table: the classes and the second questions' class totals that the reprint gives right
+    assert by_answer["1,1"].secrets == 720 and by_answer["1,1"].questions == 2992
+    assert by_answer["0,2"].secrets == 1260 and by_answer["0,2"].questions == 5548
+    assert by_answer["0,0"].questions == 1446 and by_answer["2,0"].questions == 659
+    assert not by_answer["3,0"].consistent  # a second question that cannot be the secret
