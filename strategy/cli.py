@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from . import __version__
@@ -118,7 +119,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare
 
     a, b = tree.load(args.tree_a), tree.load(args.tree_b)
-    print(compare(a, b, (args.tree_a, args.tree_b)))
+    print(compare(a, b, (Path(args.tree_a).name, Path(args.tree_b).name)))
     return 0
 
 

@@ -56,7 +56,7 @@ def test_export_rows_agree_with_the_tree(doc, fmt, tmp_path):
         got = [dict(r) for r in con.execute("SELECT * FROM nodes")]
         meta = dict(con.execute("SELECT key, value FROM metadata").fetchall())
         assert meta["game"] == "mastermind:4x6" and meta["total"] == "5625" and int(meta["rows"]) == len(got)
-        plan = " ".join(str(r) for r in con.execute("EXPLAIN QUERY PLAN SELECT probe FROM nodes WHERE history = '0011:0,1'"))
+        plan = " ".join(str(tuple(r)) for r in con.execute("EXPLAIN QUERY PLAN SELECT probe FROM nodes WHERE history = '0012:0,1'"))
         assert "PRIMARY KEY" in plan or "INDEX" in plan
         con.close()
     want = expected_rows(doc)
@@ -122,7 +122,7 @@ def test_compare(tmp_path):
     r = run_cli("compare", str(TREE), str(other))
     assert r.returncode == 0
     assert "total" in r.stdout and "5625" in r.stdout and "5801" in r.stdout and "+176" in r.stdout
-    assert "first difference at root: 0011 vs 0123" in r.stdout
+    assert "first difference at root: 0012 vs 0011" in r.stdout
     r = run_cli("compare", str(TREE), str(TREE))
     assert "identical trees" in r.stdout
     r = run_cli("compare", str(TREE), str(TREES / "bulls-3x10-total.json"))
