@@ -10,10 +10,14 @@ W1*r, plus M when r == L. (W1, M) = (1, 0) is the total number of questions;
 Bounds: a tree whose probes split a set into at most b non-winning parts finds at most
 b^(r-1) secrets at question r, so filling levels greedily (`level_fill`) bounds every part;
 b measured on a set stays valid for its subsets. Parts of one or two secrets are solved
-by that formula exactly. Probes are tried by increasing bound, parts largest first with the
-cut-off left by the others' bounds; results (exact values, or lower bounds from a cut-off
-search) go to a fixed-size transposition table keyed by a 128-bit hash of (S, L).
-Only one probe per symmetry class (`symmetry.canonical_probes`) is searched.
+by that formula exactly. Before any recursion every part of a probe is bounded by
+`bound_set`: the transposition table, then a scan of the part's own candidates (a question
+that cannot be the secret finds nobody at its first level), which often proves the part's
+value outright. Probes are tried by increasing bound, parts largest first with the cut-off
+left by the others' bounds; a scan stops at the first probe whose exact value meets the
+node's lower bound. Results (exact values, or lower bounds from a cut-off search) go to a
+fixed-size transposition table keyed by a 128-bit hash of (S, L). Only one probe per
+symmetry class (`symmetry.canonical_probes`) is searched.
 """
 from __future__ import annotations
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, TypeVar
 
 from .rules import Code, Game, GameError, feedback
 from .walker import Contradiction, History, Walker
 
+T = TypeVar("T")
 Ask = Callable[[str], str]
 Say = Callable[[str], None]
 QUIT = {"q", "quit", "exit"}
@@ -50,22 +51,12 @@ def _read(ask: Ask, prompt: str) -> str:
     return text
 
 
-def read_answer(game: Game, ask: Ask, say: Say, prompt: str) -> tuple[int, int]:
-    """Ask until the person types an answer possible in this game."""
+def read_valid(parse: Callable[[str], T], ask: Ask, say: Say, prompt: str) -> T:
+    """Ask until `parse` accepts what the person types (a code, an answer); say why it did not."""
     while True:
         text = _read(ask, prompt)
         try:
-            return game.parse_answer(text)
-        except GameError as e:
-            say(f"  {e}; try again")
-
-
-def read_code(game: Game, ask: Ask, say: Say, prompt: str) -> Code:
-    """Ask until the person types a legal code of this game."""
-    while True:
-        text = _read(ask, prompt)
-        try:
-            return game.parse_code(text)
+            return parse(text)
         except GameError as e:
             say(f"  {e}; try again")
 
@@ -88,7 +79,7 @@ class Offence:
             answer = feedback(self.secret, self.game.parse_code(guess))
             self.say(prompt + self.game.format_answer(answer))
             return answer
-        return read_answer(self.game, self.ask, self.say, prompt)
+        return read_valid(self.game.parse_answer, self.ask, self.say, prompt)
 
     def step(self, guess: str | None = None) -> bool:
         """Ask one question (the tree's unless given); True when solved, Contradiction if no secret fits."""
@@ -115,12 +106,15 @@ class Offence:
         while True:
             try:
                 if self.step():
-                    self.say(f"Solved in {len(self.history)} questions.")
-                    self.say(self.transcript.table())
-                    return 0
+                    return self.solved()
             except Contradiction:
                 if not self.repair():
                     return self.noisy()
+
+    def solved(self) -> int:
+        self.say(f"Solved in {len(self.history)} questions.")
+        self.say(self.transcript.table())
+        return 0
 
     def repair(self) -> bool:
         """After contradictory answers: show why, let the person correct one. False: switch to noisy mode."""
@@ -137,7 +131,7 @@ class Offence:
             if text.isdigit() and 1 <= int(text) <= len(self.history):
                 i = int(text) - 1
                 q = self.history[i][0]
-                answer = read_answer(self.game, self.ask, self.say, f"[{i + 1}] {q} hits, blows: ")
+                answer = read_valid(self.game.parse_answer, self.ask, self.say, f"[{i + 1}] {q} hits, blows: ")
                 key = self.game.format_answer(answer)
                 self.history[i] = (q, key)
                 self.transcript.records[i].answer = key + " (corrected)"
@@ -171,9 +165,7 @@ class Offence:
             self.transcript.records.append(Record(-1, guess, key))
             self.history.append((guess, key))
             if answer == self.game.win:
-                self.say(f"Solved in {len(self.history)} questions.")
-                self.say(self.transcript.table())
-                return 0
+                return self.solved()
             guesser.update(probe, answer)
 
 
@@ -185,7 +177,7 @@ def defence(game: Game, ask: Ask, say: Say, secret: Code | None = None, seed: in
     say(f"I have a secret of {game.spec}. Ask codes like {game.format_code(codes[0])}; q quits.")
     transcript = Transcript()
     while True:
-        probe = read_code(game, ask, say, f"[{len(transcript.records) + 1}] your question: ")
+        probe = read_valid(game.parse_code, ask, say, f"[{len(transcript.records) + 1}] your question: ")
         answer = feedback(secret, probe)
         key = game.format_answer(answer)
         transcript.records.append(Record(-1, game.format_code(probe), key))
@@ -216,7 +208,7 @@ def race(walker: Walker, ask: Ask, say: Say, secret: Code | None = None, seed: i
     theirs = Transcript()
     person_won = False
     for round_number in range(1, 10 * game.length + 50):
-        probe = read_code(game, ask, say, f"[{round_number}] your question: ")
+        probe = read_valid(game.parse_code, ask, say, f"[{round_number}] your question: ")
         answer = feedback(mine, probe)
         theirs.records.append(Record(len(their_cands), game.format_code(probe), game.format_answer(answer)))
         their_cands = [c for c in their_cands if feedback(c, probe) == answer]

@@ -241,6 +241,10 @@ class Solver:
         ex = np.empty(len(probes), dtype=np.bool_)
         b = int(engine.scan(gt.table, S, probes, L, b0, params, lb, sq, ex, -1)[0])
         order = [i for i in sorted(range(len(probes)), key=lambda i: (lb[i], sq[i])) if lb[i] < beta]
+        if len(order) > 1 and self.jobs > 1:
+            # Solve first the question that leads to the best greedy tree: the others are then
+            # usually refuted quickly, and only the first gets all the processes.
+            order.sort(key=lambda i: self._greedy_total(int(probes[i])))
         best, best_tree, fail = beta, None, INF
         if len(order) < len(probes):
             fail = int(min(lb[i] for i in range(len(probes)) if lb[i] >= beta))
@@ -328,6 +332,14 @@ class Solver:
             if kids:
                 tree["next"] = kids
         return int(total), tree
+
+    def _greedy_total(self, first: int) -> int:
+        """Total of the expected-size tree that starts with `first` (an estimate to order first questions)."""
+        from .heuristics import build
+        from .verify import measure
+
+        tree = build(self.gt, "expected-size", self.consistent_only, first=first, progress=False)
+        return measure(self.gt.game, tree)[0].total
 
     def _restart_pool(self) -> None:
         """Drop tasks that are no longer needed (a pool cannot cancel them)."""

@@ -87,3 +87,19 @@ def test_every_probe_has_an_equivalent_representative(spec):
         assert all(sig(p) in kept_sigs for p in probes)
         if len(history) == 1:
             assert len(kept) < len(probes)
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    spec=st.sampled_from(["bulls:2x5", "bulls:3x5", "bulls:3x6:nz", "mastermind:2x4", "mastermind:3x3", "bulls:1x4"]),
+    strategy=st.sampled_from(STRATEGIES),
+    consistent_only=st.booleans(),
+    seed=st.integers(0, 1000),
+)
+def test_every_secret_is_solved_property(spec, strategy, consistent_only, seed):
+    gt = game_table(parse_game(spec))
+    stats = verify(TreeDoc(gt.game, build(gt, strategy, consistent_only, seed=seed, progress=False)))
+    assert stats.secrets == gt.size and sum(stats.depth_counts) == gt.size

@@ -54,3 +54,17 @@ def test_second_question_table_of_the_optimal_tree_adds_up():
     assert by_answer["0,2"].secrets == 1260 and by_answer["0,2"].questions == 5548
     assert by_answer["0,0"].questions == 1446 and by_answer["2,0"].questions == 659
     assert not by_answer["3,0"].consistent  # a second question that cannot be the secret
+
+
+def test_table_command_prints_and_writes_csv(tmp_path):
+    import csv
+
+    from .conftest import run_cli
+
+    out = tmp_path / "second.csv"
+    r = run_cli("table", str(TREES / "bulls-4x10-total.json"), "--csv", str(out))
+    assert r.returncode == 0 and "total 26274" in r.stdout
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 14 and sum(int(row["questions"]) for row in rows) == 21234
+    assert {row["answer"]: row["second"] for row in rows}["0,1"] == "1456"

@@ -117,3 +117,40 @@ def test_recursive_search_compiles_to_one_overload():
 
     solved("bulls:3x6")
     assert len(engine.solve.signatures) == 1
+
+
+def brute_force_total(spec: str, consistent_only: bool) -> int:
+    """An independent exhaustive search: plain recursion over subsets, memoised, no symmetry, no bounds beyond 2|S|-1."""
+    import functools
+
+    from strategy.rules import feedback
+
+    game = parse_game(spec)
+    codes = game.codes()
+    answer = [[feedback(s, p) for s in codes] for p in codes]
+
+    @functools.lru_cache(maxsize=None)
+    def total(S: tuple) -> int:
+        if len(S) == 1:
+            return 1
+        best = 10**9
+        for p in S if consistent_only else range(len(codes)):
+            parts: dict = {}
+            for s in S:
+                if answer[p][s] != game.win:
+                    parts.setdefault(answer[p][s], []).append(s)
+            if any(len(v) == len(S) for v in parts.values()):
+                continue
+            if len(S) + sum(2 * len(v) - 1 for v in parts.values()) >= best:
+                continue
+            best = min(best, len(S) + sum(total(tuple(v)) for v in parts.values()))
+        return best
+
+    return total(tuple(range(len(codes))))
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x5", "mastermind:3x3", "bulls:3x4:nz", "bulls:2x6"])
+@pytest.mark.parametrize("consistent_only", [False, True])
+def test_engine_agrees_with_brute_force(spec, consistent_only):
+    report, stats = solved(spec, consistent_only=consistent_only)
+    assert report.proven["total"] == stats.total == brute_force_total(spec, consistent_only)
