@@ -260,6 +260,17 @@ class Solver:
             # The other first questions only need to be refuted (or found better): one task each,
             # whose parts share the cut-off sequentially. Ties keep the earlier question.
             rest = [i for i in order[1:] if lb[i] < best]
+            if 0 < len(rest) < self.jobs:
+                # too few to keep every process busy one question each: split their parts instead
+                for i in rest:
+                    bar.reset(total=n)
+                    bar.set_description(f"{label or 'solve'}: refute {gt.code_str(int(probes[i]))}")
+                    value, tree = self._split_first_question(int(probes[i]), S, L, weights, best, b, want_tree, bar)
+                    if value < best:
+                        best, best_tree = value, tree
+                    elif value < fail:
+                        fail = value
+                rest = []
             if rest:
                 bar.reset(total=len(rest))
                 bar.unit = "first question"
