@@ -18,8 +18,7 @@ from typing import Iterator
 import orjson
 from tqdm import tqdm
 
-from .rules import Code, feedback
-from .tree import Node, TreeDoc
+from .tree import TreeDoc, walk_secrets
 from .verify import measure
 
 FORMATS = ("csv", "jsonl", "sqlite")
@@ -45,25 +44,15 @@ def rows(doc: TreeDoc, progress: bool = False) -> Iterator[Row]:
     """Every question node, depth first in file order, with the secrets that reach it."""
     game = doc.game
     _, depth_of = measure(game, doc.root)
-    codes = game.codes()
-    bar = tqdm(total=len(codes), unit="secret", delay=1.0, disable=not progress, desc="export")
-    stack: list[tuple[Node, list[tuple[str, str]], list[Code]]] = [(doc.root, [], codes)]
-    while stack:
-        node, path, secrets = stack.pop()
+    bar = tqdm(total=len(depth_of), unit="secret", delay=1.0, disable=not progress, desc="export")
+    for node, path, secrets in walk_secrets(doc.root, game):
         guess = node["guess"]
-        probe = game.parse_code(guess)
         depth = len(path) + 1
         names = [game.format_code(s) for s in secrets]
         questions = sum(depth_of[s] - depth + 1 for s in names)
+        if guess in names:
+            bar.update(1)
         yield Row(history_key(path), depth, len(secrets), guess, guess in names, questions)
-        parts: dict[str, list[Code]] = {}
-        for s in secrets:
-            if s == probe:
-                bar.update(1)
-                continue
-            parts.setdefault(game.format_answer(feedback(s, probe)), []).append(s)
-        for answer, child in reversed(list(node.get("next", {}).items())):
-            stack.append((child, path + [(guess, answer)], parts.get(answer, [])))
     bar.close()
 
 

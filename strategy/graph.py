@@ -11,34 +11,30 @@ import os
 
 import networkx as nx
 
-from .rules import feedback
-from .tree import TreeDoc, write_atomic
+from .tree import TreeDoc, walk_secrets, write_atomic
 
 FORMATS = ("graphml", "gexf", "dot")
 
 
 def to_graph(doc: TreeDoc, max_depth: int | None = None) -> nx.DiGraph:
     """A directed tree: question nodes (and, when cut, `more` nodes) with answer-labelled edges."""
-    game = doc.game
-    g = nx.DiGraph(game=game.spec, objective=doc.objective)
-    stack = [(doc.root, None, "", game.codes(), 1)]
-    while stack:
-        node, parent, answer, secrets, depth = stack.pop()
+    g = nx.DiGraph(game=doc.game.spec, objective=doc.objective)
+    last_at_depth: list[int] = []  # depth first: a node's parent is the latest node one level up
+    for node, path, secrets in walk_secrets(doc.root, doc.game):
+        depth = len(path) + 1
+        if max_depth is not None and depth > max_depth + 1:
+            continue
         nid = g.number_of_nodes()
         if max_depth is not None and depth > max_depth:
             g.add_node(nid, probe="", remaining=len(secrets), depth=depth, label=f"{len(secrets)} more")
         else:
             guess = node["guess"]
             g.add_node(nid, probe=guess, remaining=len(secrets), depth=depth, label=f"{guess}\\n({len(secrets)})")
-            probe = game.parse_code(guess)
-            parts: dict[str, list] = {}
-            for s in secrets:
-                if s != probe:
-                    parts.setdefault(game.format_answer(feedback(s, probe)), []).append(s)
-            for a, child in reversed(list(node.get("next", {}).items())):
-                stack.append((child, nid, a, parts.get(a, []), depth + 1))
-        if parent is not None:
-            g.add_edge(parent, nid, answer=answer, label=answer)
+        del last_at_depth[depth - 1:]
+        last_at_depth.append(nid)
+        if path:
+            answer = path[-1][1]
+            g.add_edge(last_at_depth[depth - 2], nid, answer=answer, label=answer)
     return g
 
 

@@ -14,7 +14,7 @@ from typing import Iterator
 
 import orjson
 
-from .rules import Game, GameError
+from .rules import Code, Game, GameError, feedback
 
 FORMAT = "strategy-tree"
 VERSION = 1
@@ -201,6 +201,21 @@ def walk(root: Node) -> Iterator[tuple[Node, list[tuple[str, str]]]]:
         if nxt:
             for answer, child in reversed(list(nxt.items())):
                 stack.append((child, path + [(node["guess"], answer)]))
+
+
+def walk_secrets(root: Node, game: Game) -> Iterator[tuple[Node, list[tuple[str, str]], list[Code]]]:
+    """Like `walk`, with the secrets that reach each node (split by the game's own rules)."""
+    stack: list[tuple[Node, list[tuple[str, str]], list[Code]]] = [(root, [], game.codes())]
+    while stack:
+        node, path, secrets = stack.pop()
+        yield node, path, secrets
+        probe = game.parse_code(node["guess"])
+        parts: dict[str, list[Code]] = {}
+        for s in secrets:
+            if s != probe:
+                parts.setdefault(game.format_answer(feedback(s, probe)), []).append(s)
+        for answer, child in reversed(list(node.get("next", {}).items())):
+            stack.append((child, path + [(node["guess"], answer)], parts.get(answer, [])))
 
 
 def question_nodes(root: Node) -> int:
