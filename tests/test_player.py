@@ -80,15 +80,21 @@ def test_offence_accepts_every_answer_form_and_rejects_impossible_ones():
     assert re.search(r"1\s+5040\s+0123\s+0,2", out)
 
 
-def test_a_wrong_answer_is_detected_explained_and_corrected():
-    secret = "1234"
-    truth = honest(secret)
+def wrong_first_answer(wrong: str, truth: Callable[[str], str]) -> pexpect.spawn:
+    """Start offence, answer the first question wrongly and the rest truly, until the player objects."""
     child = spawn("play", TREE)
     child.expect(QUESTION)
     child.expect("hits, blows: ")
-    child.sendline("0,2")  # the truth for 0123 is 0,3
+    child.sendline(wrong)
     i, _ = answer_loop(child, truth, ["cannot all be true", "Solved in"])
-    assert i == 0
+    assert i == 0, "the contradiction was not detected"
+    return child
+
+
+def test_a_wrong_answer_is_detected_explained_and_corrected():
+    secret = "1234"
+    truth = honest(secret)
+    child = wrong_first_answer("0,2", truth)  # the truth for 0123 is 0,3
     child.expect(r"\[1\] 0123 -> 0,2 \(if it was wrong, \d+ secrets remain\)")
     child.expect("Correct which question")
     child.sendline("7")  # not a question number
@@ -105,12 +111,7 @@ def test_a_wrong_answer_is_detected_explained_and_corrected():
 def test_noisy_mode_recovers_from_a_wrong_answer():
     secret = "5930"
     truth = honest(secret)
-    child = spawn("play", TREE)
-    child.expect(QUESTION)
-    child.expect("hits, blows: ")
-    child.sendline("0,0")  # wrong: 0123 shares 0 and 3 with 5930
-    i, _ = answer_loop(child, truth, ["cannot all be true", "Solved in"])
-    assert i == 0
+    child = wrong_first_answer("0,0", truth)  # wrong: 0123 shares 0 and 3 with 5930
     child.expect("Correct which question")
     child.sendline("n")
     child.expect("Noisy-answer mode: each answer may be wrong with probability 0.05")
