@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numba import types
@@ -176,7 +176,6 @@ class _InProcess:
 class RootResult:
     value: int
     tree: dict | None
-    counters: np.ndarray = field(default_factory=lambda: np.zeros(4, dtype=np.int64))
 
 
 @dataclass
@@ -293,8 +292,8 @@ class Solver:
         finally:
             bar.close()
         if best < beta:
-            return RootResult(int(best), best_tree, self.counters)
-        return RootResult(int(max(fail, beta)), None, self.counters)
+            return RootResult(int(best), best_tree)
+        return RootResult(int(max(fail, beta)), None)
 
     def _split_first_question(self, probe, S, L, weights, beta, b, want_tree, bar) -> tuple[int, dict | None]:
         """Value (and tree) with this first question, its parts solved by the workers in parallel."""
@@ -424,5 +423,5 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
     c = solver.counters
     search = {"nodes": int(c[engine.C_NODES]), "probes_tried": int(c[engine.C_PROBES]),
               "shortcuts": int(c[engine.C_SHORTCUTS]), "table_hits": int(c[engine.C_TT_HITS]),
-              "seconds": round(seconds, 2), "jobs": solver.jobs}
+              "seconds": round(seconds, 2), "worker_seconds": round(solver.seconds_in_parts, 2), "jobs": solver.jobs}
     return SolveReport(game, objective if max_depth is None else f"total-max-depth-{max_depth}", tree, proven, search, lines)

@@ -11,7 +11,6 @@ are asked symbols that no remaining candidate contains.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numba
 import numpy as np
@@ -227,11 +226,3 @@ def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) ->
             out[m] = p
             m += 1
     return out[:m]
-
-
-def group_order(length: int, symbols: int, fix_zero: bool) -> int:
-    """Size of the whole symmetry group, for reports."""
-    if fix_zero:
-        return math.factorial(length - 1) * math.factorial(symbols - 1)
-    return math.factorial(length) * math.factorial(symbols)
-
