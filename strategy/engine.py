@@ -24,7 +24,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .symmetry import canonical_probes, stabiliser
+from .feedback_table import split
+from .symmetry import canonical_probes, dead_symbols, stabiliser
 
 INF = np.int64(1 << 40)
 NO_CAP = 1000  # "no depth bound": the child of NO_CAP is NO_CAP
@@ -141,25 +142,6 @@ def scan(table, S, probes, L, b, params, lb, sumsq, exact, stop_at):
 
 
 @numba.njit(cache=True)
-def split(table, S, probe, n_classes):
-    """Parts of S by answer to `probe`: (members grouped by class, start offsets per class)."""
-    n = S.shape[0]
-    row = table[probe]
-    starts = np.zeros(n_classes + 1, dtype=np.int64)
-    for i in range(n):
-        starts[row[S[i]] + 1] += 1
-    for c in range(n_classes):
-        starts[c + 1] += starts[c]
-    fill = starts[:-1].copy()
-    out = np.empty(n, dtype=S.dtype)
-    for i in range(n):
-        c = row[S[i]]
-        out[fill[c]] = S[i]
-        fill[c] += 1
-    return out, starts
-
-
-@numba.njit(cache=True)
 def _keys(S, L, zs):
     k1 = zs[2, L]
     k2 = zs[3, L]
@@ -242,14 +224,7 @@ def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history
     else:
         pool = canonical_probes(codes, masks, all_probes, history, perms, k, fix_zero, all_probes)
         classes[key] = pool
-    present = np.int64(0)
-    for i in range(S.shape[0]):
-        present |= masks[S[i]]
-    dead = 0
-    for x in range(k):
-        if asked[x] and not (present >> x) & 1 and not (fix_zero and x == 0):
-            dead += 1
-    if dead < 2:
+    if dead_symbols(asked, masks, S, k, fix_zero)[1] < 2:
         return pool
     return canonical_probes(codes, masks, pool, history, perms, k, fix_zero, S)
 

@@ -31,6 +31,25 @@ def _fill(codes: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray) 
             out[p, s] = class_of[h * width + b]
 
 
+@numba.njit(cache=True)
+def split(table, S, probe, n_classes):
+    """Parts of S by answer to `probe`: (members grouped by class in their order, start offsets per class)."""
+    n = S.shape[0]
+    row = table[probe]
+    starts = np.zeros(n_classes + 1, dtype=np.int64)
+    for i in range(n):
+        starts[row[S[i]] + 1] += 1
+    for c in range(n_classes):
+        starts[c + 1] += starts[c]
+    fill = starts[:-1].copy()
+    out = np.empty(n, dtype=S.dtype)
+    for i in range(n):
+        c = row[S[i]]
+        out[fill[c]] = S[i]
+        fill[c] += 1
+    return out, starts
+
+
 @dataclass(frozen=True, eq=False)
 class GameTable:
     """A game with its codes as an (N, length) uint8 array and its (N, N) answer-class table.

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 from tqdm import tqdm
 
-from .feedback_table import GameTable
+from .feedback_table import GameTable, split
 from .rules import GameError
 from .symmetry import canonical_probes, position_perms
 
@@ -116,16 +116,6 @@ def best_probe(table: np.ndarray, cand: np.ndarray, probes: np.ndarray, n_classe
     return best
 
 
-def split(table: np.ndarray, probe: int, cand: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """The parts of `cand` by answer class to `probe`, in class order."""
-    classes = table[probe, cand]
-    order = np.argsort(classes, kind="stable")
-    sorted_classes = classes[order]
-    bounds = np.flatnonzero(np.diff(sorted_classes)) + 1
-    starts = np.concatenate(([0], bounds))
-    return [(int(sorted_classes[s]), part) for s, part in zip(starts, np.split(cand[order], bounds))]
-
-
 def build(
     gt: GameTable,
     strategy: str,
@@ -163,7 +153,11 @@ def build(
             probe = int(best_probe(gt.table, cand, probes, n_classes, win, _SCORED[strategy], threads))
         node["guess"] = gt.code_str(probe)
         children = {}
-        for cls, part in split(gt.table, probe, cand):
+        members, starts = split(gt.table, cand, probe, n_classes)
+        for cls in range(n_classes):
+            part = members[starts[cls]:starts[cls + 1]]
+            if len(part) == 0:
+                continue
             if cls == win:
                 bar.update(1)
                 continue

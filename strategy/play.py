@@ -93,8 +93,7 @@ class Offence:
         self.history.append((guess, key))
         if answer == self.game.win:
             return True
-        probe = self.game.parse_code(guess)
-        self.cands = [c for c in self.cands if feedback(c, probe) == answer]
+        self.cands = self.walker.candidates([(guess, key)], among=self.cands)
         if not self.cands:
             raise Contradiction("no secret agrees with every answer")
         return False
@@ -210,8 +209,9 @@ def race(walker: Walker, ask: Ask, say: Say, secret: Code | None = None, seed: i
     for round_number in range(1, 10 * game.length + 50):
         probe = read_valid(game.parse_code, ask, say, f"[{round_number}] your question: ")
         answer = feedback(mine, probe)
-        theirs.records.append(Record(len(their_cands), game.format_code(probe), game.format_answer(answer)))
-        their_cands = [c for c in their_cands if feedback(c, probe) == answer]
+        asked = (game.format_code(probe), game.format_answer(answer))
+        theirs.records.append(Record(len(their_cands), *asked))
+        their_cands = walker.candidates([asked], among=their_cands)
         say(f"  {answer[0]} hits, {answer[1]} blows")
         person_won = answer == game.win
         if person_won:

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from . import engine
 from .engine import INF, NO_CAP
-from .feedback_table import GameTable, game_table
+from .feedback_table import GameTable, game_table, split
 from .rules import Game, GameError
 from .symmetry import canonical_probes, position_perms
 
@@ -40,6 +40,18 @@ FEASIBLE = Weights(0, 0)
 AT_LAST_LEVEL = Weights(0, 1)
 
 
+def engine_params(gt: GameTable, weights: Weights, consistent_only: bool) -> np.ndarray:
+    """The engine's parameter vector (see engine.P_*)."""
+    game = gt.game
+    return np.array([weights.w1, weights.m, len(gt.answers), gt.win, game.symbols, int(not game.leading_zero),
+                     int(consistent_only)], dtype=np.int64)
+
+
+def tree_node(guess: str, children: dict[str, dict]) -> dict:
+    """A tree node; a leaf when there are no children."""
+    return {"guess": guess, "next": children} if children else {"guess": guess}
+
+
 class Searcher:
     """One process's exact-search state: the game's arrays, symmetry data and transposition table."""
 
@@ -48,10 +60,7 @@ class Searcher:
         game = gt.game
         self.perms = position_perms(game.length, not game.leading_zero)
         self.all_probes = np.arange(gt.size, dtype=np.int32)
-        self.params = np.array(
-            [weights.w1, weights.m, len(gt.answers), gt.win, game.symbols, int(not game.leading_zero), int(consistent_only)],
-            dtype=np.int64,
-        )
+        self.params = engine_params(gt, weights, consistent_only)
         rng = np.random.default_rng(seed)
         width = max(gt.size, NO_CAP + 1)
         self.zs = rng.integers(-(2**63), 2**63 - 1, size=(4, width), dtype=np.int64)
@@ -82,17 +91,14 @@ class Searcher:
         if value >= INF:
             raise RuntimeError("extracting a subtree of an infeasible set")
         gt = self.gt
-        node: dict = {"guess": gt.code_str(probe)}
-        members, starts = engine.split(gt.table, S, probe, len(gt.answers))
+        members, starts = split(gt.table, S, probe, len(gt.answers))
         children = {}
         child_history = np.append(history, probe).astype(np.int64)
         for c in range(len(gt.answers)):
             if c == gt.win or starts[c] == starts[c + 1]:
                 continue
             children[gt.answer_str(c)] = self.extract(members[starts[c]:starts[c + 1]], engine.child_cap(L), child_history, b)
-        if children:
-            node["next"] = children
-        return node
+        return tree_node(gt.code_str(probe), children)
 
 
 # -- worker processes -------------------------------------------------------------------------
@@ -224,14 +230,11 @@ class Solver:
         gt = self.gt
         n = gt.size
         S = np.arange(n, dtype=np.int32)
-        params = np.array([weights.w1, weights.m, len(gt.answers), gt.win, gt.game.symbols,
-                           int(not gt.game.leading_zero), int(self.consistent_only)], dtype=np.int64)
+        params = engine_params(gt, weights, self.consistent_only)
         if n <= 2:
             value = int(engine.trivial(n, L, weights.w1, weights.m))
-            tree = {"guess": gt.code_str(0)}
-            if n == 2:
-                tree["next"] = {gt.answer_str(int(gt.table[0, 1])): {"guess": gt.code_str(1)}}
-            return RootResult(value, tree if value < beta else None)
+            kids = {gt.answer_str(int(gt.table[0, 1])): tree_node(gt.code_str(1), {})} if n == 2 else {}
+            return RootResult(value, tree_node(gt.code_str(0), kids) if value < beta else None)
         perms = position_perms(gt.game.length, not gt.game.leading_zero)
         probes = canonical_probes(gt.codes, gt.masks, S, np.zeros(0, np.int64), perms, gt.game.symbols, not gt.game.leading_zero, S)
         b0 = len(gt.answers) - 1
@@ -273,18 +276,11 @@ class Solver:
             if rest:
                 bar.reset(total=len(rest))
                 bar.unit = "first question"
-                cutoff = best
                 jobs = {i: self._pool.apply_async(solve_first_question, (
-                    self.spec, weights, int(probes[i]), L, cutoff, b, want_tree)) for i in rest}
-                results = {}
-                for i in rest:
-                    value, tree, counters, seconds = jobs[i].get()
-                    self.counters += counters
-                    self.seconds_in_parts += seconds
-                    results[i] = (value, tree)
+                    self.spec, weights, int(probes[i]), L, best, b, want_tree)) for i in rest}
+                for i in rest:  # in order, so that ties keep the earlier question
+                    value, tree = self._collect(jobs[i])
                     bar.update(1)
-                for i in rest:
-                    value, tree = results[i]
                     if value < best:
                         best, best_tree = value, tree
                     elif value < fail:
@@ -300,7 +296,7 @@ class Solver:
         gt = self.gt
         n = len(S)
         cl = int(engine.child_cap(L))
-        members, starts = engine.split(gt.table, S, probe, len(gt.answers))
+        members, starts = split(gt.table, S, probe, len(gt.answers))
         parts = [(c, members[starts[c]:starts[c + 1]]) for c in range(len(gt.answers))
                  if c != gt.win and starts[c + 1] > starts[c]]
         part_lb = {c: int(engine.level_fill(len(p), b, cl, weights.w1, weights.m)) for c, p in parts}
@@ -322,9 +318,7 @@ class Solver:
                 time.sleep(0.05)
                 continue
             for c in done:
-                value, tree, counters, seconds = jobs.pop(c).get()
-                self.counters += counters
-                self.seconds_in_parts += seconds
+                value, tree = self._collect(jobs.pop(c))
                 bar.update(size[c])
                 total += value
                 children[c] = tree
@@ -335,13 +329,15 @@ class Solver:
             total += sum(part_lb[c] for c in jobs)
         if failed or total >= beta:
             return max(total, beta), None
-        tree = None
-        if want_tree:
-            tree = {"guess": gt.code_str(probe)}
-            kids = {gt.answer_str(c): children[c] for c in sorted(children)}
-            if kids:
-                tree["next"] = kids
+        tree = tree_node(gt.code_str(probe), {gt.answer_str(c): children[c] for c in sorted(children)}) if want_tree else None
         return int(total), tree
+
+    def _collect(self, job) -> tuple[int, dict | None]:
+        """A finished worker task's (value, tree), its search counters added to the totals."""
+        value, tree, counters, seconds = job.get()
+        self.counters += counters
+        self.seconds_in_parts += seconds
+        return value, tree
 
     def _greedy_total(self, first: int) -> int:
         """Total of the expected-size tree that starts with `first` (an estimate to order first questions)."""

@@ -30,7 +30,8 @@ def position_perms(length: int, fix_first: bool) -> np.ndarray:
 def stabiliser(codes: np.ndarray, history: np.ndarray, perms: np.ndarray, k: int, fix_zero: bool):
     """Symmetries fixing every code in `history`: (position perms, symbol maps on asked symbols, asked mask).
 
-    sym_maps[e, x] is where element e sends asked symbol x (-1 for symbols never asked).
+    Row e of the symbol maps says where element e sends each asked symbol (-1 for symbols never asked);
+    element 0 is the identity.
     """
     n_perm, n = perms.shape
     asked = np.zeros(k, dtype=np.bool_)
@@ -157,6 +158,30 @@ def _lowest_bits(bits, k):
 
 
 @numba.njit(cache=True)
+def dead_symbols(asked, masks, cand, k, fix_zero):
+    """Asked symbols that no code of `cand` contains (symbol 0 stays put without leading zeros): (mask, count)."""
+    present = np.int64(0)
+    for i in range(cand.shape[0]):
+        present |= masks[cand[i]]
+    dead = np.zeros(k, dtype=np.bool_)
+    count = 0
+    for x in range(k):
+        if asked[x] and not (present >> x) & 1 and not (fix_zero and x == 0):
+            dead[x] = True
+            count += 1
+    return dead, count
+
+
+@numba.njit(cache=True)
+def _popcount(bits) -> int:
+    count = 0
+    while bits:
+        bits &= bits - 1
+        count += 1
+    return count
+
+
+@numba.njit(cache=True)
 def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) -> np.ndarray:
     """The probes (a sorted index array) that are the lowest code of their class after `history`.
 
@@ -167,24 +192,11 @@ def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) ->
     """
     pis, taus, asked = stabiliser(codes, history, perms, k, fix_zero)
     n = codes.shape[1]
-    present = np.int64(0)
-    for i in range(cand.shape[0]):
-        present |= masks[cand[i]]
-    free = np.empty(k, dtype=np.int64)
-    is_free = np.zeros(k, dtype=np.bool_)
-    dead = np.zeros(k, dtype=np.bool_)
-    dead_list = np.empty(k, dtype=np.int64)
-    n_free = 0
-    n_dead = 0
-    for x in range(k):
-        if not asked[x]:
-            free[n_free] = x
-            is_free[x] = True
-            n_free += 1
-        elif not (present >> x) & 1 and not (fix_zero and x == 0):
-            dead[x] = True
-            dead_list[n_dead] = x
-            n_dead += 1
+    dead, n_dead = dead_symbols(asked, masks, cand, k, fix_zero)
+    dead_list = np.flatnonzero(dead)
+    is_free = ~asked
+    free = np.flatnonzero(is_free)
+    n_free = free.shape[0]
     if pis.shape[0] == 1 and n_free < 2 and n_dead < 2:
         return probes.copy()
     free_next, free_first, free_bits = _group_table(is_free, k)
@@ -200,17 +212,7 @@ def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) ->
         mf = masks[p] & free_bits
         md = masks[p] & dead_bits
         # the symbols of each group must be its smallest ones
-        cf = 0
-        x = mf
-        while x:
-            x &= x - 1
-            cf += 1
-        cd = 0
-        x = md
-        while x:
-            x &= x - 1
-            cd += 1
-        if mf != low_free[cf] or md != low_dead[cd]:
+        if mf != low_free[_popcount(mf)] or md != low_dead[_popcount(md)]:
             continue
         code = codes[p]
         if n_free > 1 and not _relabel_order_ok(code, is_free, free_next, free_first):
