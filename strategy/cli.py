@@ -9,7 +9,7 @@ from typing import Sequence
 
 from . import __version__
 from .rules import GameError, parse_game
-from .tree import TreeError
+from .io.tree import TreeError
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -20,7 +20,7 @@ class CommandError(Exception):
 
 
 def _write_tree(doc, out: str | None) -> None:
-    from . import tree
+    from .io import tree
 
     if out:
         tree.save(doc, out)
@@ -35,10 +35,10 @@ def _log(msg: str) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
-    from .heuristics import build
-    from .report import summary_line
-    from .tree import TreeDoc
-    from .verify import verify
+    from .search.heuristics import build
+    from .io.report import summary_line
+    from .io.tree import TreeDoc
+    from .io.verify import verify
 
     game = parse_game(args.game)
     gt = game_table(game)
@@ -52,16 +52,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     doc = TreeDoc(game, root, "heuristic", generator)
     doc.stats = verify(doc).to_json()
     _write_tree(doc, args.output)
-    from .verify import Stats
+    from .io.verify import Stats
 
     _log(f"{game.spec} {args.strategy}: {summary_line(Stats(**doc.stats))}")
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from . import tree
-    from .report import distribution_table
-    from .verify import verify
+    from .io import tree
+    from .io.report import distribution_table
+    from .io.verify import verify
 
     game = parse_game(args.game) if args.game else None
     doc = tree.load(args.tree, game)
@@ -72,16 +72,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from . import tree
-    from .report import distribution_table
-    from .verify import verify
+    from .io import tree
+    from .io.report import distribution_table
+    from .io.verify import verify
 
     doc = tree.load(args.tree)
     stats = verify(doc)
     print(f"{doc.game.spec}  objective: {doc.objective}")
     print(distribution_table(stats))
     if args.plot:
-        from .plot import plot_distribution
+        from .io.plot import plot_distribution
 
         if not args.plot.lower().endswith((".svg", ".png")):
             raise CommandError("--plot needs a .svg or .png file name")
@@ -94,8 +94,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from . import tree
-    from .export import export
+    from .io import tree
+    from .io.export import export
 
     doc = tree.load(args.tree)
     n = export(doc, args.format, args.output)
@@ -104,8 +104,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from . import tree
-    from .graph import to_graph, write_graph
+    from .io import tree
+    from .io.graph import to_graph, write_graph
 
     doc = tree.load(args.tree)
     g = to_graph(doc, args.max_depth)
@@ -115,8 +115,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from . import tree
-    from .compare import compare
+    from .io import tree
+    from .io.compare import compare
 
     a, b = tree.load(args.tree_a), tree.load(args.tree_b)
     print(compare(a, b, (Path(args.tree_a).name, Path(args.tree_b).name)))
@@ -125,9 +125,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
-    from .solve import solve_game
-    from .tree import TreeDoc
-    from .verify import measure
+    from .search.solve import solve_game
+    from .io.tree import TreeDoc
+    from .io.verify import measure
 
     game = parse_game(args.game)
     if args.max_depth is not None and args.max_depth < 1:
@@ -146,7 +146,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                  "proven": report.proven, "search": report.search}
     doc = TreeDoc(game, report.tree, report.objective, generator, stats.to_json())
     _write_tree(doc, args.output)
-    from .report import summary_line
+    from .io.report import summary_line
 
     _log(f"verified: {summary_line(stats)}")
     return 0
@@ -171,9 +171,9 @@ def _check_proof(report, stats) -> None:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from . import tree
-    from .second_table import format_table, second_question_table, table_csv
-    from .verify import verify
+    from .io import tree
+    from .io.second_table import format_table, second_question_table, table_csv
+    from .io.verify import verify
 
     doc = tree.load(args.tree)
     verify(doc)
@@ -185,8 +185,8 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from . import play
-    from .walker import Walker
+    from .play import terminal as play
+    from .play.walker import Walker
 
     walker = Walker.load(args.tree) if args.tree else None
     game = parse_game(args.game) if args.game else (walker.game if walker else None)
@@ -218,8 +218,8 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def _play_all(walker) -> int:
-    from .report import distribution_table
-    from .verify import verify
+    from .io.report import distribution_table
+    from .io.verify import verify
 
     stats = verify(walker.doc)
     print(f"{walker.game.spec}: every secret played through the tree")
@@ -228,7 +228,7 @@ def _play_all(walker) -> int:
 
 
 def _self_test(game, args: argparse.Namespace) -> int:
-    from .noisy import self_test
+    from .play.noisy import self_test
 
     if args.noise is None:
         raise CommandError("--self-test needs --noise Q")

@@ -10,12 +10,12 @@ import networkx as nx
 import orjson
 import pytest
 
-from strategy import tree
-from strategy.export import history_key, rows
-from strategy.graph import to_graph, tree_from_graph
+from strategy.io import tree
+from strategy.io.export import history_key, rows
+from strategy.io.graph import to_graph, tree_from_graph
 from strategy.rules import feedback
-from strategy.tree import TreeDoc, walk
-from strategy.verify import measure, verify
+from strategy.io.tree import TreeDoc, walk
+from strategy.io.verify import measure, verify
 
 from .conftest import TREES, run_cli
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from strategy.feedback_table import game_table
-from strategy.heuristics import STRATEGIES, build
+from strategy.search.heuristics import STRATEGIES, build
 from strategy.rules import parse_game
 from strategy.symmetry import canonical_probes, position_perms
-from strategy.tree import TreeDoc
-from strategy.verify import verify
+from strategy.io.tree import TreeDoc
+from strategy.io.verify import verify
 
 
 def stats_of(gt, strategy, **kw):

@@ -11,7 +11,7 @@ import pexpect
 import pytest
 
 from strategy.rules import feedback, parse_game
-from strategy.walker import Contradiction, Walker
+from strategy.play.walker import Contradiction, Walker
 
 from .conftest import ROOT, TREES, run_cli
 
@@ -50,7 +50,7 @@ def finish(child: pexpect.spawn) -> str:
 
 
 def test_player_imports_no_engine():
-    code = ("import sys, strategy.cli, strategy.play, strategy.walker, strategy.verify;"
+    code = ("import sys, strategy.cli, strategy.play.terminal, strategy.play.walker, strategy.io.verify;"
             "bad = [m for m in ('numpy', 'numba') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert r.returncode == 0, r.stdout + r.stderr

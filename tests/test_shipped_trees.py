@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from strategy import tree
-from strategy.second_table import second_question_table
-from strategy.verify import verify
+from strategy.io import tree
+from strategy.io.second_table import second_question_table
+from strategy.io.verify import verify
 
 from .conftest import TREES
 

@@ -5,8 +5,8 @@ import pytest
 
 from strategy.feedback_table import game_table
 from strategy.rules import parse_game
-from strategy.solve import solve_game
-from strategy.verify import measure
+from strategy.search.solve import solve_game
+from strategy.io.verify import measure
 
 from .conftest import run_cli
 
@@ -68,7 +68,7 @@ def test_consistent_only_is_never_better():
 
 
 def test_greedy_is_never_better_than_optimal():
-    from strategy.heuristics import STRATEGIES, build
+    from strategy.search.heuristics import STRATEGIES, build
 
     gt = game_table(parse_game("bulls:3x7"))
     for strategy in STRATEGIES:
@@ -113,7 +113,7 @@ def test_ctrl_c_stops_a_long_solve_cleanly(tmp_path):
 
 def test_recursive_search_compiles_to_one_overload():
     """Two overloads of the recursive solve calling each other crash when loaded from numba's cache."""
-    from strategy import engine
+    from strategy.engine import exact as engine
 
     solved("bulls:3x6")
     assert len(engine.solve.signatures) == 1

@@ -7,9 +7,9 @@ import jsonschema
 import orjson
 import pytest
 
-from strategy import tree
+from strategy.io import tree
 from strategy.rules import parse_game
-from strategy.tree import TreeDoc, TreeError
+from strategy.io.tree import TreeDoc, TreeError
 
 SCHEMA = json.loads((Path(tree.__file__).parent / "tree.schema.json").read_text())
 GAME = parse_game("bulls:2x3")  # codes 01 02 10 12 20 21

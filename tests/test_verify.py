@@ -5,8 +5,8 @@ import copy
 import pytest
 
 from strategy.rules import parse_game
-from strategy.tree import TreeDoc
-from strategy.verify import VerifyError, measure, verify
+from strategy.io.tree import TreeDoc
+from strategy.io.verify import VerifyError, measure, verify
 
 from .test_tree_format import GAME, small_tree
 

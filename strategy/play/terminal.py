@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-from .rules import Code, Game, GameError, feedback
+from ..rules import Code, Game, GameError, feedback
 from .walker import Contradiction, History, Walker
 
 T = TypeVar("T")
@@ -145,7 +145,7 @@ class Offence:
 
     def noisy(self) -> int:
         """Play on with a posterior in which every answer may be wrong (loads the engine)."""
-        from .noisy import NoisyGuesser
+        from ..play.noisy import NoisyGuesser
 
         q = 0.05 if self.noise is None else self.noise
         self.say(f"Noisy-answer mode: each answer may be wrong with probability {q}.")

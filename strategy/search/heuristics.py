@@ -9,9 +9,9 @@ import numba
 import numpy as np
 from tqdm import tqdm
 
-from .feedback_table import GameTable, split
-from .rules import GameError
-from .symmetry import canonical_probes, position_perms
+from ..feedback_table import GameTable, split
+from ..rules import GameError
+from ..symmetry import canonical_probes, position_perms
 
 SYMMETRY_MIN_SET = 16  # smaller sets: scanning every probe costs less than finding the classes
 STRATEGIES = ("expected-size", "entropy", "minimax", "most-parts", "random-consistent")

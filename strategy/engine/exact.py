@@ -24,8 +24,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .feedback_table import split
-from .symmetry import canonical_probes, dead_symbols, stabiliser
+from ..feedback_table import split
+from ..symmetry import canonical_probes, dead_symbols, stabiliser
 
 INF = np.int64(1 << 40)
 NO_CAP = 1000  # "no depth bound": the child of NO_CAP is NO_CAP

@@ -9,7 +9,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from .rules import feedback
+from ..rules import feedback
 from .tree import TreeDoc
 from .verify import measure
 

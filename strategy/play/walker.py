@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .rules import Answer, Code, Game, feedback
-from .tree import Node, TreeDoc, load
+from ..rules import Answer, Code, Game, feedback
+from ..io.tree import Node, TreeDoc, load
 
 History = list[tuple[str, str]]  # (question, answer) as written: ("0123", "1,2")
 

@@ -17,11 +17,11 @@ from numba import types
 from numba.typed import Dict
 from tqdm import tqdm
 
-from . import engine
-from .engine import INF, NO_CAP
-from .feedback_table import GameTable, game_table, split
-from .rules import Game, GameError
-from .symmetry import canonical_probes, position_perms
+from ..engine import exact
+from ..engine.exact import INF, NO_CAP
+from ..feedback_table import GameTable, game_table, split
+from ..rules import Game, GameError
+from ..symmetry import canonical_probes, position_perms
 
 OBJECTIVES = ("total", "worst", "worst-then-fewest")
 MAX_SEARCH_DEPTH = 30
@@ -72,12 +72,12 @@ class Searcher:
     def set_weights(self, weights: Weights) -> None:
         """Switch objective; stored results of another objective are dropped."""
         if weights != self.weights:
-            self.params[engine.P_W1], self.params[engine.P_M] = weights.w1, weights.m
+            self.params[exact.P_W1], self.params[exact.P_M] = weights.w1, weights.m
             self.tt[:] = 0
             self.weights = weights
 
     def solve(self, S: np.ndarray, L: int, beta: int, history: np.ndarray, b: int, only_probe: int = -1) -> tuple[int, int]:
-        return engine.solve(
+        return exact.solve(
             self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.zs, self.tt,
             self.counters, self.classes, S, L, beta, history, b, -1, only_probe,
         )
@@ -97,7 +97,7 @@ class Searcher:
         for c in range(len(gt.answers)):
             if c == gt.win or starts[c] == starts[c + 1]:
                 continue
-            children[gt.answer_str(c)] = self.extract(members[starts[c]:starts[c + 1]], engine.child_cap(L), child_history, b)
+            children[gt.answer_str(c)] = self.extract(members[starts[c]:starts[c + 1]], exact.child_cap(L), child_history, b)
         return tree_node(gt.code_str(probe), children)
 
 
@@ -232,7 +232,7 @@ class Solver:
         S = np.arange(n, dtype=np.int32)
         params = engine_params(gt, weights, self.consistent_only)
         if n <= 2:
-            value = int(engine.trivial(n, L, weights.w1, weights.m))
+            value = int(exact.trivial(n, L, weights.w1, weights.m))
             kids = {gt.answer_str(int(gt.table[0, 1])): tree_node(gt.code_str(1), {})} if n == 2 else {}
             return RootResult(value, tree_node(gt.code_str(0), kids) if value < beta else None)
         perms = position_perms(gt.game.length, not gt.game.leading_zero)
@@ -241,7 +241,7 @@ class Solver:
         lb = np.empty(len(probes), dtype=np.int64)
         sq = np.empty(len(probes), dtype=np.int64)
         ex = np.empty(len(probes), dtype=np.bool_)
-        b = int(engine.scan(gt.table, S, probes, L, b0, params, lb, sq, ex, -1)[0])
+        b = int(exact.scan(gt.table, S, probes, L, b0, params, lb, sq, ex, -1)[0])
         order = [i for i in sorted(range(len(probes)), key=lambda i: (lb[i], sq[i])) if lb[i] < beta]
         if len(order) > 1 and self.jobs > 1:
             # Solve first the question that leads to the best greedy tree: the others are then
@@ -295,11 +295,11 @@ class Solver:
         """Value (and tree) with this first question, its parts solved by the workers in parallel."""
         gt = self.gt
         n = len(S)
-        cl = int(engine.child_cap(L))
+        cl = int(exact.child_cap(L))
         members, starts = split(gt.table, S, probe, len(gt.answers))
         parts = [(c, members[starts[c]:starts[c + 1]]) for c in range(len(gt.answers))
                  if c != gt.win and starts[c + 1] > starts[c]]
-        part_lb = {c: int(engine.level_fill(len(p), b, cl, weights.w1, weights.m)) for c, p in parts}
+        part_lb = {c: int(exact.level_fill(len(p), b, cl, weights.w1, weights.m)) for c, p in parts}
         bound = weights.w1 * n + sum(part_lb.values())
         if bound >= beta:
             return bound, None
@@ -341,8 +341,8 @@ class Solver:
 
     def _greedy_total(self, first: int) -> int:
         """Total of the expected-size tree that starts with `first` (an estimate to order first questions)."""
-        from .heuristics import build
-        from .verify import measure
+        from ..search.heuristics import build
+        from ..io.verify import measure
 
         tree = build(self.gt, "expected-size", self.consistent_only, first=first, progress=False)
         return measure(self.gt.game, tree)[0].total
@@ -359,7 +359,7 @@ def min_depth_bound(gt: GameTable) -> int:
     """Smallest depth that level filling allows for the whole game."""
     b = len(gt.answers) - 1
     for d in range(1, MAX_SEARCH_DEPTH + 1):
-        if engine.level_fill(gt.size, b, d, 0, 0) < INF:
+        if exact.level_fill(gt.size, b, d, 0, 0) < INF:
             return d
     raise GameError("game too deep to search")
 
@@ -417,7 +417,7 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
             tree = res.tree
     seconds = time.perf_counter() - start
     c = solver.counters
-    search = {"nodes": int(c[engine.C_NODES]), "probes_tried": int(c[engine.C_PROBES]),
-              "shortcuts": int(c[engine.C_SHORTCUTS]), "table_hits": int(c[engine.C_TT_HITS]),
+    search = {"nodes": int(c[exact.C_NODES]), "probes_tried": int(c[exact.C_PROBES]),
+              "shortcuts": int(c[exact.C_SHORTCUTS]), "table_hits": int(c[exact.C_TT_HITS]),
               "seconds": round(seconds, 2), "worker_seconds": round(solver.seconds_in_parts, 2), "jobs": solver.jobs}
     return SolveReport(game, objective if max_depth is None else f"total-max-depth-{max_depth}", tree, proven, search, lines)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rules import Game, feedback
+from ..rules import Game, feedback
 from .tree import Node, TreeDoc, TreeError, path_text
 
 

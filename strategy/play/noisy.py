@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .feedback_table import game_table
-from .rules import Game, GameError
+from ..feedback_table import game_table
+from ..rules import Game, GameError
 
 SUPPORT_CUTOFF = 1e-9  # secrets below this share of the top posterior are left out of the gain
 CONFIDENT = 0.5

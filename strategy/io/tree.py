@@ -14,7 +14,7 @@ from typing import Iterator
 
 import orjson
 
-from .rules import Code, Game, GameError, feedback
+from ..rules import Code, Game, GameError, feedback
 
 FORMAT = "strategy-tree"
 VERSION = 1

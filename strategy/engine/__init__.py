@@ -1,0 +1,1 @@
+"""The compiled kernels (numba): exact search and its bounds."""

@@ -1,0 +1,1 @@
+"""Search drivers: exact solving with its objectives, and the greedy tree builders."""
