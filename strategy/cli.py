@@ -1,154 +1,262 @@
-"""The `strategy` command line. Engine modules are imported inside the commands that need them,
-so that tree-only commands (verify, stats, play) start without NumPy or numba."""
+"""The `strategy` command line: compute, prove, store and play optimal strategies for Bulls and Cows
+and Mastermind.
+
+Engine modules are imported inside the commands that need them, so that tree-only commands
+(verify, stats, play) start without NumPy or numba. Every failure ends in one line on standard
+error and a non-zero exit status; SIGTERM and SIGHUP stop the work like Ctrl-C, removing
+temporary files and worker processes.
+"""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
-from pathlib import Path
-from typing import Sequence
+import traceback
+from typing import Callable, NoReturn, Sequence
+
+import orjson
 
 from . import __version__
-from .rules import GameError, parse_game
+from .io.files import FileError, check_output, quote
 from .io.tree import TreeError
+from .rules import GameError, parse_game
 
+EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+MAX_JOBS = os.cpu_count() or 1
+MAX_DEPTH_OPTION = 999  # the engine's depth bounds (1000 means none)
+MAX_SEED = 2**63 - 1
+MAX_GAMES = 10_000_000
 
 
 class CommandError(Exception):
     """A failure to report as one line with exit status 2."""
 
 
-def _write_tree(doc, out: str | None) -> None:
-    from .io import tree
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: unwinds like KeyboardInterrupt, so every cleanup runs."""
 
-    if out:
-        tree.save(doc, out)
-    else:
-        sys.stdout.buffer.write(tree.dumps(doc))
-        sys.stdout.flush()
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame) -> NoReturn:
+    raise Terminated(signum)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (`strategy: error: ...`, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"strategy: error: {message.splitlines()[0]} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer in [lo, hi], with a one-line message otherwise."""
+
+    def parse(text: str) -> int:
+        t = text.strip()
+        body = t[1:] if t[:1] in "+-" else t
+        if not (body.isascii() and body.isdigit()) or len(body) > 20 or not lo <= int(t) <= hi:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer from {lo} to {hi}, got {text[:30]!r}")
+        return int(t)
+
+    parse.__name__ = what
+    return parse
+
+
+def probability(text: str) -> float:
+    try:
+        q = float(text[:30])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the noise must be a number in [0, 1), got {text[:30]!r}") from None
+    if not 0.0 <= q < 1.0:
+        raise argparse.ArgumentTypeError(f"the noise must be in [0, 1), got {text[:30]!r}")
+    return q
 
 
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr)
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _print_json(obj: object) -> None:
+    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.flush()
+
+
+def _load_checked(path: str):
+    """A tree file, loaded and verified over every secret (so nothing is made from a false tree)."""
+    from .io import tree
+    from .io.verify import verify
+
+    doc = tree.load(path)
+    return doc, verify(doc)
+
+
+def _needs_output_for_json(args: argparse.Namespace) -> None:
+    if args.json and args.output in (None, "-"):
+        raise CommandError("--json prints the report on standard output, so the tree needs -o FILE")
+
+
+# -- commands ------------------------------------------------------------------------------------
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
-    from .search.heuristics import build
-    from .io.report import summary_line
-    from .io.tree import TreeDoc
+    from .io.report import stats_json, summary_line
+    from .io.tree import TreeDoc, save
     from .io.verify import verify
+    from .search.heuristics import build
+
+    from .engine import compiled
+    from .search import heuristics
 
     game = parse_game(args.game)
+    _needs_output_for_json(args)
+    check_output(args.output if args.output != "-" else None, "tree file")
+    first_code = game.parse_code(args.first) if args.first else None
+    if not args.quiet and not args.json and not compiled(heuristics, "best_probe"):
+        _log("compiling the tree builder (once after install, about 10 s)")
     gt = game_table(game)
-    first = gt.index(game.parse_code(args.first)) if args.first else None
-    root = build(gt, args.strategy, args.consistent_only, first, args.seed)
+    first = gt.index(first_code) if first_code else None
+    root = build(gt, args.strategy, args.consistent_only, first, args.seed, progress=not args.quiet)
     generator = {"tool": f"strategy {__version__}", "strategy": args.strategy, "consistent_only": args.consistent_only}
     if args.first:
-        generator["first"] = args.first
+        generator["first"] = game.format_code(first_code)
     if args.strategy == "random-consistent":
         generator["seed"] = args.seed
     doc = TreeDoc(game, root, "heuristic", generator)
-    doc.stats = verify(doc).to_json()
-    _write_tree(doc, args.output)
-    from .io.verify import Stats
-
-    _log(f"{game.spec} {args.strategy}: {summary_line(Stats(**doc.stats))}")
+    stats = verify(doc)
+    doc.stats = stats.to_json()
+    save(doc, args.output)
+    if args.json:
+        _print_json({"game": game.spec, "strategy": args.strategy, "output": args.output, "stats": stats_json(stats)})
+    else:
+        _log(f"{game.spec} {args.strategy}: {summary_line(stats)}")
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from .io import tree
-    from .io.report import distribution_table
+    from .io.report import distribution_table, stats_json
     from .io.verify import verify
 
     game = parse_game(args.game) if args.game else None
     doc = tree.load(args.tree, game)
     stats = verify(doc)
-    print(f"ok: {args.tree} solves every secret of {doc.game.spec}")
-    print(distribution_table(stats))
+    if args.json:
+        _print_json({"ok": True, "tree": args.tree, "game": doc.game.spec, "objective": doc.objective,
+                     "stats": stats_json(stats)})
+    else:
+        print(f"ok: {quote(args.tree)} solves every secret of {doc.game.spec}")
+        print(distribution_table(stats))
     return 0
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from .io import tree
-    from .io.report import distribution_table
-    from .io.verify import verify
+    from .io.report import distribution_table, stats_json
 
-    doc = tree.load(args.tree)
-    stats = verify(doc)
-    print(f"{doc.game.spec}  objective: {doc.objective}")
-    print(distribution_table(stats))
+    check_output(args.plot, "plot", inputs=(args.tree,))
+    if args.plot and not args.plot.lower().endswith((".svg", ".png")):
+        raise CommandError("--plot needs a .svg or .png file name")
+    doc, stats = _load_checked(args.tree)
+    if args.json:
+        _print_json({"tree": args.tree, "game": doc.game.spec, "objective": doc.objective, "stats": stats_json(stats)})
+    else:
+        print(f"{doc.game.spec}  objective: {doc.objective}")
+        print(distribution_table(stats))
     if args.plot:
         from .io.plot import plot_distribution
 
-        if not args.plot.lower().endswith((".svg", ".png")):
-            raise CommandError("--plot needs a .svg or .png file name")
         try:
             plot_distribution(stats, f"{doc.game.spec} ({doc.objective})", args.plot)
         except RuntimeError as e:
             raise CommandError(str(e)) from None
-        print(f"plot written to {args.plot}")
+        _log(f"plot written to {quote(args.plot)}")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .io import tree
     from .io.export import export
 
-    doc = tree.load(args.tree)
-    n = export(doc, args.format, args.output)
-    _log(f"{n} rows written to {args.output}")
+    check_output(args.output, "export", inputs=(args.tree,), regular=args.format == "sqlite")
+    doc, _ = _load_checked(args.tree)
+    n = export(doc, args.format, args.output, progress=not args.quiet)
+    _log(f"{n} rows written to {quote(args.output)}")
     return 0
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from .io import tree
     from .io.graph import to_graph, write_graph
 
-    doc = tree.load(args.tree)
+    check_output(args.output, "graph", inputs=(args.tree,))
+    doc, _ = _load_checked(args.tree)
     g = to_graph(doc, args.max_depth)
     write_graph(g, args.format, args.output)
-    _log(f"{g.number_of_nodes()} nodes, {g.number_of_edges()} edges written to {args.output}")
+    _log(f"{g.number_of_nodes()} nodes, {g.number_of_edges()} edges written to {quote(args.output)}")
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .io import tree
-    from .io.compare import compare
+    from .io.compare import compare, compare_json
 
+    if args.tree_a == "-" and args.tree_b == "-":
+        raise CommandError("only one of the two trees can come from standard input")
     a, b = tree.load(args.tree_a), tree.load(args.tree_b)
-    print(compare(a, b, (Path(args.tree_a).name, Path(args.tree_b).name)))
+    if args.json:
+        _print_json(compare_json(a, b, (args.tree_a, args.tree_b)))
+    else:
+        print(compare(a, b, (os.path.basename(args.tree_a), os.path.basename(args.tree_b))))
     return 0
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
-    from .search.solve import solve_game
-    from .io.tree import TreeDoc
+    from .io.report import stats_json, summary_line
+    from .io.tree import TreeDoc, save
     from .io.verify import measure
+    from .engine import compiled, exact
+    from .search.solve import describe, solve_game
 
     game = parse_game(args.game)
-    if args.max_depth is not None and args.max_depth < 1:
-        raise CommandError("--max-depth must be at least 1")
+    _needs_output_for_json(args)
+    check_output(args.output if args.output != "-" else None, "tree file")
+    if args.max_depth is not None and args.objective != "total":
+        raise CommandError("--max-depth applies to the total objective only")
+    if not args.json:
+        _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs))
+        if not compiled(exact, "solve"):
+            _log("compiling the search engine (once after install, about 20 s)")
     gt = game_table(game)
     report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs, progress=not args.quiet)
-    for line in report.lines:
-        _log(line)
-    s = report.search
-    _log(f"search: {s['nodes']} nodes, {s['probes_tried']} probes tried, {s['seconds']} s, {s['jobs']} process(es)")
+    if not args.json:
+        for line in report.lines:
+            _log(line)
+        s = report.search
+        _log(f"search: {s['nodes']} nodes, {s['probes_tried']} probes tried, {report.run['seconds']} s, "
+             f"{report.run['jobs']} process(es)")
     if report.tree is None:
-        return 1
+        if args.json:
+            _print_json({"game": game.spec, "objective": report.objective, "proven": report.proven,
+                         "search": report.search, "run": report.run, "output": None})
+        return EXIT_IMPOSSIBLE
     stats, _ = measure(game, report.tree)
     _check_proof(report, stats)
     generator = {"tool": f"strategy {__version__}", "engine": "exact", "consistent_only": args.consistent_only,
-                 "proven": report.proven, "search": report.search}
+                 "proven": report.proven, "search": report.search, "run": report.run}
     doc = TreeDoc(game, report.tree, report.objective, generator, stats.to_json())
-    _write_tree(doc, args.output)
-    from .io.report import summary_line
-
-    _log(f"verified: {summary_line(stats)}")
+    save(doc, args.output)
+    if args.json:
+        _print_json({"game": game.spec, "objective": report.objective, "proven": report.proven, "search": report.search,
+                     "run": report.run, "output": args.output, "stats": stats_json(stats)})
+    else:
+        _log(f"verified: {summary_line(stats)}")
     return 0
 
 
@@ -171,165 +279,255 @@ def _check_proof(report, stats) -> None:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from .io import tree
-    from .io.second_table import format_table, second_question_table, table_csv
-    from .io.verify import verify
+    from .io.files import write_atomic
+    from .io.second_table import format_table, second_question_table, table_csv, table_json
 
-    doc = tree.load(args.tree)
-    verify(doc)
+    check_output(args.csv, "CSV table", inputs=(args.tree,))
+    doc, _ = _load_checked(args.tree)
     rows = second_question_table(doc)
     if args.csv:
-        tree.write_atomic(args.csv, table_csv(doc, rows).encode())
-    print(format_table(doc, rows))
+        write_atomic(args.csv, table_csv(doc, rows).encode(), "CSV table")
+    if args.json:
+        _print_json(table_json(doc, rows))
+    else:
+        print(format_table(doc, rows))
     return 0
 
 
+PLAY_MODES = ("all", "defence", "race", "self_test")
+
+
 def cmd_play(args: argparse.Namespace) -> int:
-    from .play import terminal as play
+    from .play import session
+    from .play.channels import JsonChannel, TextChannel
     from .play.walker import Walker
 
+    modes = [m for m in PLAY_MODES if getattr(args, m)]
+    if len(modes) > 1:
+        raise CommandError(f"choose one mode: --{modes[0].replace('_', '-')} and --{modes[1].replace('_', '-')} exclude each other")
+    mode = modes[0] if modes else "offence"
+    _play_option_conflicts(args, mode)
     walker = Walker.load(args.tree) if args.tree else None
     game = parse_game(args.game) if args.game else (walker.game if walker else None)
     if game is None:
         raise CommandError("play needs a TREE (or --game for --defence and --self-test)")
     if walker and game != walker.game:
         raise CommandError(f"the tree is for {walker.game.spec}, not {game.spec}")
+    if walker is None and mode not in ("defence", "self_test"):
+        raise CommandError("this mode needs a TREE")
     secret = game.parse_code(args.secret) if args.secret else None
-    if args.noise is not None and not 0.0 <= args.noise < 1.0:
-        raise CommandError("--noise must be in [0, 1)")
-    ask, say = input, lambda text: print(text, flush=True)
-    try:
-        if args.self_test:
-            return _self_test(game, args)
-        if args.defence:
-            return play.defence(game, ask, say, secret, args.seed)
-        if walker is None:
-            raise CommandError("this mode needs a TREE")
-        if args.all:
-            return _play_all(walker)
-        if args.race:
-            return play.race(walker, ask, say, secret, args.seed)
-        if secret is None:
-            say(f"{game.spec}: think of a secret and answer hits and blows (1,2 or 12 or 1H2B; 4 = all hits); q quits.")
-        return play.Offence(walker, ask, say, args.noise, secret).play()
-    except play.Quit:
-        print("bye")
-        return 0
+    if mode == "self_test":
+        return _self_test(game, args)
+    if mode == "all":
+        return _play_all(walker, args)
+    channel = JsonChannel() if args.protocol else TextChannel(game)
+    if mode == "defence":
+        return session.defence(game, channel, secret, args.seed)
+    if mode == "race":
+        return session.race(walker, channel, secret, args.seed, tree=args.tree)
+    return session.offence(walker, channel, secret, args.noise, tree=args.tree)
 
 
-def _play_all(walker) -> int:
-    from .io.report import distribution_table
+def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
+    """Refuse options that the chosen mode would silently ignore."""
+    allowed = {
+        "offence": {"secret", "noise", "protocol"},
+        "defence": {"secret", "seed", "protocol", "game"},
+        "race": {"secret", "seed", "protocol"},
+        "all": {"json"},
+        "self_test": {"noise", "seed", "games", "json", "game"},
+    }[mode] | {"game"}
+    given = {"secret": args.secret is not None, "noise": args.noise is not None, "seed": args.seed is not None,
+             "games": args.games is not None, "protocol": args.protocol, "json": args.json}
+    for option, present in given.items():
+        if present and option not in allowed:
+            name = "offence" if mode == "offence" else "--" + mode.replace("_", "-")
+            raise CommandError(f"--{option} does not apply to {name}")
+    if mode == "self_test" and args.noise is None:
+        raise CommandError("--self-test needs --noise Q")
+
+
+def _play_all(walker, args: argparse.Namespace) -> int:
+    from .io.report import distribution_table, stats_json
     from .io.verify import verify
 
     stats = verify(walker.doc)
-    print(f"{walker.game.spec}: every secret played through the tree")
-    print(distribution_table(stats))
+    if args.json:
+        _print_json({"tree": args.tree, "game": walker.game.spec, "objective": walker.doc.objective,
+                     "stats": stats_json(stats)})
+    else:
+        print(f"{walker.game.spec}: every secret played through the tree")
+        print(distribution_table(stats))
     return 0
 
 
 def _self_test(game, args: argparse.Namespace) -> int:
     from .play.noisy import self_test
 
-    if args.noise is None:
-        raise CommandError("--self-test needs --noise Q")
-    result = self_test(game, args.noise, args.games, args.seed or 0, progress=True)
-    print(f"{game.spec}, answers wrong with probability {args.noise}: {result.games} games, "
-          f"secret found in {result.found} ({result.found / result.games:.1%}), "
-          f"average {result.average_questions:.2f} questions, longest {result.worst}")
+    games = args.games if args.games is not None else 100
+    result = self_test(game, args.noise, games, args.seed or 0, progress=not args.json)
+    if args.json:
+        _print_json({"game": game.spec, "noise": args.noise, "games": result.games, "found": result.found,
+                     "average_questions": round(result.average_questions, 4), "longest": result.worst})
+    else:
+        print(f"{game.spec}, answers wrong with probability {args.noise}: {result.games} games, "
+              f"secret found in {result.found} ({result.found / result.games:.1%}), "
+              f"average {result.average_questions:.2f} questions, longest {result.worst}")
     return 0
 
 
+# -- the parser ----------------------------------------------------------------------------------
+
+GAME_HELP = ("the game: bulls:4x10 (4 distinct symbols of 10), bulls:4x10:nz (no leading 0), "
+             "mastermind:4x6 (4 pegs, 6 colours); up to 1,000,000 codes")
+TREE_HELP = "a tree file (JSON, or gzipped JSON; - reads standard input)"
+OUTPUT_HELP = "the tree file to write (default: standard output)"
+STRATEGY_HELP = ("expected-size: smallest sum of squared part sizes; entropy: most information; "
+                 "minimax: smallest largest part (Knuth); most-parts: most answers (Kooi); "
+                 "random-consistent: a random code that may be the secret (--seed)")
+PLAY_EPILOG = """answers may be typed in any common notation: 1,2  1 2  12  1H2B  1A2B  '1 hit, 2 blows'
+'Hit = 1, Blow = 2'  '1 bull 2 cows'  1B2C  '1 black 2 white'  1B2W, or the code length alone (4)
+for all hits. While playing: undo, correct NUMBER ANSWER, noisy [Q], q.
+exit status: 0 solved (or the race decided), 2 bad input, 3 quit, 4 end of input,
+5 ended while the answers contradicted each other."""
+
+
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
-    p.add_argument("--game", required=required, metavar="SPEC", help="bulls:4x10, bulls:4x10:nz, mastermind:4x6, ...")
+    p.add_argument("--game", required=required, metavar="SPEC", help=GAME_HELP)
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="strategy", description=__doc__.split("\n")[0])
+    parser = Parser(prog="strategy", description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--version", action="version", version=f"strategy {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
-    p = sub.add_parser("build", help="build a complete heuristic tree")
+    def command(name: str, summary: str, description: str, func, epilog: str | None = None):
+        p = sub.add_parser(name, help=summary, description=description, epilog=epilog,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.set_defaults(func=func)
+        return p
+
+    p = command("build", "build a complete heuristic tree",
+                "Build a complete greedy decision tree for every secret of a game, verify it and write it.", cmd_build)
     _add_game(p)
-    p.add_argument("--strategy", required=True, choices=["expected-size", "entropy", "minimax", "most-parts", "random-consistent"])
+    p.add_argument("--strategy", required=True, metavar="NAME",
+                   choices=["expected-size", "entropy", "minimax", "most-parts", "random-consistent"], help=STRATEGY_HELP)
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--first", metavar="CODE", help="first question (default: the lowest code)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random-consistent (default 0)")
-    p.add_argument("-o", "--output", metavar="FILE", help="tree file to write (default: standard output)")
-    p.set_defaults(func=cmd_build)
+    p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"), default=0, help="seed for random-consistent (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
+    p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
 
-    p = sub.add_parser("solve", help="build a provably optimal tree")
+    p = command("solve", "build a provably optimal tree",
+                "Prove the optimal strategy of a game by exhaustive branch and bound, verify the tree over every "
+                "secret and write it with its proof record.", cmd_solve)
     _add_game(p)
     p.add_argument("--objective", default="total", choices=["total", "worst", "worst-then-fewest"],
                    help="total: minimum total (average); worst: minimum worst case, then minimum total; "
                         "worst-then-fewest: minimum worst case, then fewest secrets needing it")
-    p.add_argument("--max-depth", type=int, metavar="D", help="with total: only trees that find every secret within D questions")
+    p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
+                   help="with total: only trees that find every secret within D questions")
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
-    p.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores; small games run in one)")
+    p.add_argument("--jobs", type=int_in(1, MAX_JOBS, "--jobs"), metavar="N",
+                   help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("-o", "--output", metavar="FILE", help="tree file to write (default: standard output)")
-    p.set_defaults(func=cmd_solve)
+    p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
+    p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
 
-    p = sub.add_parser("table", help="the second-question table of a tree")
-    p.add_argument("tree", metavar="TREE")
+    p = command("table", "the second-question table of a tree",
+                "For each answer to the first question: the second question, whether it may be the secret, the "
+                "secrets left and the questions they still need (Tanaka's table for 4 digits).", cmd_table)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
     p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
-    p.set_defaults(func=cmd_table)
+    p.add_argument("--json", action="store_true", help="print the table as one JSON document")
 
-    p = sub.add_parser("play", help="play from a stored tree: offence, auto, defence, race")
-    p.add_argument("tree", metavar="TREE", nargs="?")
+    p = command("play", "play from a stored tree: offence, auto, defence, race",
+                "Play a game with a person or a program. Offence: I ask from the tree, you answer. With --secret: "
+                "I answer for that secret too. --defence: I hold a secret, you ask. --race: we both ask in turn. "
+                "--protocol: one JSON object per line for programs (see the README).", cmd_play, epilog=PLAY_EPILOG)
+    p.add_argument("tree", metavar="TREE", nargs="?", help=TREE_HELP)
     p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
     p.add_argument("--all", action="store_true", help="play every secret and print the distribution")
     p.add_argument("--defence", action="store_true", help="I hold a secret, you ask")
     p.add_argument("--race", action="store_true", help="Numeron: we both hold a secret and ask in turn")
     _add_game(p, required=False)
-    p.add_argument("--seed", type=int, help="seed for my random secret / the self-test")
-    p.add_argument("--noise", type=float, metavar="Q", help="answers may be wrong with probability Q (noisy-answer mode)")
+    p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"), help="seed for my random secret / the self-test")
+    p.add_argument("--noise", type=probability, metavar="Q", help="answers may be wrong with probability Q (noisy-answer mode)")
     p.add_argument("--self-test", action="store_true", help="with --noise: play a simulated liar and report")
-    p.add_argument("--games", type=int, default=100, help="games for --self-test (default 100)")
-    p.set_defaults(func=cmd_play)
+    p.add_argument("--games", type=int_in(1, MAX_GAMES, "--games"), help="games for --self-test (default 100)")
+    p.add_argument("--protocol", action="store_true", help="speak the JSON-lines protocol on standard input and output")
+    p.add_argument("--json", action="store_true", help="with --all or --self-test: print the report as JSON")
 
-    p = sub.add_parser("export", help="lookup table with one row per question node")
-    p.add_argument("tree", metavar="TREE")
-    p.add_argument("--format", required=True, choices=["csv", "jsonl", "sqlite"])
-    p.add_argument("-o", "--output", required=True, metavar="OUT")
-    p.set_defaults(func=cmd_export)
+    p = command("export", "lookup table with one row per question node",
+                "Write a flat lookup table of a verified tree: one row per question node, keyed by the history "
+                "'probe:H,B;probe:H,B'.", cmd_export)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("--format", required=True, choices=["csv", "jsonl", "sqlite"], help="csv, jsonl (one JSON object per row) or sqlite")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (written whole or not at all)")
 
-    p = sub.add_parser("graph", help="the tree as a graph file (networkx writers)")
-    p.add_argument("tree", metavar="TREE")
-    p.add_argument("--format", required=True, choices=["graphml", "dot", "gexf"])
-    p.add_argument("--max-depth", type=int, metavar="D", help="keep questions 1..D, summarise the rest")
-    p.add_argument("-o", "--output", required=True, metavar="OUT")
-    p.set_defaults(func=cmd_graph)
+    p = command("graph", "the tree as a graph file (networkx writers)",
+                "Write a verified tree as a graph: GraphML or GEXF for graph tools, DOT for Graphviz "
+                "(render with: dot -Tsvg OUT -o tree.svg; Graphviz is not installed by this package).", cmd_graph)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("--format", required=True, choices=["graphml", "dot", "gexf"], help="graphml, gexf or dot")
+    p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
+                   help="keep questions 1..D, summarise the rest")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")
 
-    p = sub.add_parser("compare", help="compare two trees of the same game")
-    p.add_argument("tree_a", metavar="TREE_A")
-    p.add_argument("tree_b", metavar="TREE_B")
-    p.set_defaults(func=cmd_compare)
+    p = command("compare", "compare two trees of the same game",
+                "Verify two trees of the same game and print their figures side by side and the first node where "
+                "they differ.", cmd_compare)
+    p.add_argument("tree_a", metavar="TREE_A", help=TREE_HELP)
+    p.add_argument("tree_b", metavar="TREE_B", help=TREE_HELP)
+    p.add_argument("--json", action="store_true", help="print the comparison as one JSON document")
 
-    p = sub.add_parser("verify", help="walk every secret through a tree and check its stats")
-    p.add_argument("tree", metavar="TREE")
+    p = command("verify", "walk every secret through a tree and check its stats",
+                "Walk every secret of the game through the tree with the game's own rules; check every branch is "
+                "reached and the stored figures are true.", cmd_verify)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
     _add_game(p, required=False)
-    p.set_defaults(func=cmd_verify)
+    p.add_argument("--json", action="store_true", help="print the report as one JSON document")
 
-    p = sub.add_parser("stats", help="distribution of the number of questions of a tree")
-    p.add_argument("tree", metavar="TREE")
+    p = command("stats", "distribution of the number of questions of a tree",
+                "Verify a tree and print how many secrets need each number of questions.", cmd_stats)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
     p.add_argument("--plot", metavar="FILE", help="also draw the distribution as a bar chart (.svg or .png; needs matplotlib)")
-    p.set_defaults(func=cmd_stats)
+    p.add_argument("--json", action="store_true", help="print the report as one JSON document")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser()
-    args = parser.parse_args(argv)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
     try:
+        args = make_parser().parse_args(argv)
         return args.func(args)
-    except (GameError, TreeError, CommandError) as e:
-        print(f"strategy: error: {e}", file=sys.stderr)
+    except (GameError, TreeError, FileError, CommandError) as e:
+        _log(f"strategy: error: {e}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("strategy: interrupted", file=sys.stderr)
+        _log("strategy: interrupted")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
+    except Terminated as e:
+        _log(f"strategy: terminated by {signal.Signals(e.signum).name}")
+        return 128 + e.signum
+    except BrokenPipeError:  # a reader such as `head` left: stop quietly, silencing the final flush too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except MemoryError:
+        _log("strategy: error: out of memory")
+        return EXIT_USAGE
+    except OSError as e:
+        name = f" {quote(e.filename)}" if e.filename else ""
+        _log(f"strategy: error:{name} {e.strerror or e}")
+        return EXIT_USAGE
+    except Exception as e:  # a bug: still one line, the traceback on request
+        if os.environ.get("STRATEGY_DEBUG"):
+            traceback.print_exc()
+        _log(f"strategy: internal error: {type(e).__name__}: {str(e)[:200]} (STRATEGY_DEBUG=1 shows the traceback)")
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

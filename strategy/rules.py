@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 GAME_NAMES = ("bulls", "mastermind")
+MAX_CODES = 1_000_000  # the one size limit: every command enumerates the codes (player, verifier, builders)
 
 Code = tuple[int, ...]
 Answer = tuple[int, int]
@@ -71,6 +73,9 @@ class Game:
             raise GameError("the no-leading-zero option exists only for bulls")
         if not self.leading_zero and self.symbols < 2:
             raise GameError("no-leading-zero needs at least 2 symbols")
+        count = self.count()
+        if count > MAX_CODES:
+            raise GameError(f"{self.spec} has {count:,} codes; this tool handles games of up to {MAX_CODES:,} codes")
 
     # -- naming -----------------------------------------------------------
     @property
@@ -98,8 +103,10 @@ class Game:
             raise GameError("'game' must be an object")
         name = obj.get("name")
         length, symbols = obj.get("length"), obj.get("symbols")
-        if not isinstance(length, int) or not isinstance(symbols, int) or isinstance(length, bool):
+        if type(length) is not int or type(symbols) is not int:  # not bool, not 4.0
             raise GameError("'game' needs integer 'length' and 'symbols'")
+        if not isinstance(name, str):
+            raise GameError("'game.name' must be a string")
         expected = {"name", "length", "symbols"} | ({"leading_zero"} if name == "bulls" else set())
         if set(obj) != expected:
             raise GameError(f"'game' must have exactly the keys {sorted(expected)}")
@@ -138,10 +145,13 @@ class Game:
         return self.leading_zero or code[0] != 0
 
     def parse_code(self, text: str) -> Code:
-        """Read a code such as `0123`; GameError naming the problem otherwise."""
-        text = text.strip().lower()
+        """Read a code typed by a person (`0123`, ` AbF `); GameError naming the problem otherwise."""
+        return self.read_code(text.strip().lower())
+
+    def read_code(self, text: str) -> Code:
+        """Read a code exactly as the tree format writes it (lowercase, no spaces); GameError otherwise."""
         if len(text) != self.length:
-            raise GameError(f"code {text!r} must have {self.length} symbols")
+            raise GameError(f"code {text[:40]!r} must have {self.length} symbols")
         allowed = ALPHABET[: self.symbols]
         bad = [c for c in text if c not in allowed]
         if bad:
@@ -167,23 +177,25 @@ class Game:
         return _answers(self)
 
     def parse_answer(self, text: str) -> Answer:
-        """Read `1,2`, `1 2`, `12`, `1H2B`, `1A2B`, `4` (all hits); GameError if impossible here."""
-        raw = text.strip().lower()
-        for sep in "hab":
-            raw = raw.replace(sep, " ")
-        parts = raw.replace(",", " ").split()
-        if len(parts) == 1 and parts[0].isdigit() and len(parts[0]) == 2 and self.length < 10:
-            parts = [parts[0][0], parts[0][1]]
-        if len(parts) == 1 and parts[0].isdigit() and int(parts[0]) == self.length:
-            parts = [parts[0], "0"]
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise GameError(f"cannot read answer {text.strip()!r}: type hits and blows, e.g. 1,2")
-        answer = (int(parts[0]), int(parts[1]))
+        """Read an answer in any common notation; GameError if it is unreadable, ambiguous or impossible here.
+
+        Unlabelled: `1,2` `1 2` `12` (hits then blows), `4` (all hits). Labelled, in either order:
+        `1H2B` `1A2B` `1 hit, 2 blows` `Hit = 1, Blow = 2` `1 bull 2 cows` `1B2C` `1 black 2 white`
+        `1B2W` `1 eat 2 bite`. A lone `B` is refused: it means blows, bulls or blacks.
+        """
+        answer = read_answer_text(text, self.length)
         if answer not in _answer_set(self):
             h, b = answer
             why = f"hits + blows > {self.length}" if h + b > self.length else "no secret gives it"
             raise GameError(f"answer {h},{b} is impossible in {self.spec} ({why})")
         return answer
+
+    def describe_answer(self, answer: Answer) -> str:
+        """An answer in words: `1 hit, 2 blows`, or `1 black, 2 white` in Mastermind."""
+        h, b = answer
+        if self.name == "mastermind":
+            return f"{h} black, {b} white"
+        return f"{h} {'hit' if h == 1 else 'hits'}, {b} {'blow' if b == 1 else 'blows'}"
 
     @staticmethod
     def format_answer(answer: Answer) -> str:
@@ -210,6 +222,76 @@ def _code_strings(game: Game) -> frozenset[str]:
     return frozenset("".join(c) for c in it if game.leading_zero or c[0] != "0")
 
 
+# -- answers in words --------------------------------------------------------------------------
+_HITS = {"h", "hit", "hits", "a", "bull", "bulls", "black", "blacks", "eat", "eats"}
+_BLOWS = {"blow", "blows", "cow", "cows", "c", "white", "whites", "w", "bite", "bites"}
+# a lone "b" is blows beside hits (1H2B, 1A2B), bulls beside cows (1B2C), blacks beside whites (1B2W)
+_B_MEANS = {"h": "blows", "hit": "blows", "hits": "blows", "a": "blows",
+            "c": "hits", "cow": "hits", "cows": "hits", "w": "hits", "white": "hits", "whites": "hits"}
+_TOKEN = re.compile(r"[0-9]+|[a-z]+|[^\s,;:=/._-]")  # numbers, words, and any stray character
+MAX_ANSWER_TEXT = 60
+
+
+def read_answer_text(text: str, length: int) -> Answer:
+    """(hits, blows) from an answer in any common notation, before checking it against a game."""
+    raw = text.strip().lower()
+    shown = text.strip()[:MAX_ANSWER_TEXT]
+    if len(raw) > MAX_ANSWER_TEXT:
+        raise GameError(f"cannot read answer {shown!r}...: too long")
+    tokens = _TOKEN.findall(raw)
+    if not raw.isascii() or not all(tok.isalnum() for tok in tokens):
+        raise GameError(f"cannot read answer {shown!r}: type hits and blows, e.g. 1,2")
+    numbers = [tok for tok in tokens if tok.isdigit()]
+    words = [tok for tok in tokens if not tok.isdigit()]
+    if any(len(n) > 3 for n in numbers):
+        raise GameError(f"cannot read answer {shown!r}: a number is too long")
+    if not words:
+        if len(numbers) == 1 and len(numbers[0]) == 2 and length < 10:
+            numbers = [numbers[0][0], numbers[0][1]]
+        if len(numbers) == 1:
+            if int(numbers[0]) == length:
+                return (length, 0)
+            raise GameError(f"answer {shown!r} is ambiguous: a single number is read only as all hits ({length}); "
+                            f"give hits and blows, e.g. {numbers[0]},0")
+        if len(numbers) == 2:
+            return int(numbers[0]), int(numbers[1])
+        raise GameError(f"cannot read answer {shown!r}: type hits and blows, e.g. 1,2")
+    # labelled: number-label pairs (1H2B) or label-number pairs (Hit = 1, Blow = 2)
+    if len(tokens) not in (2, 4) or len(numbers) != len(words):
+        raise GameError(f"cannot read answer {shown!r}: type hits and blows, e.g. 1,2")
+    if tokens[0].isdigit():
+        pairs = [(tokens[i + 1], tokens[i]) for i in range(0, len(tokens), 2)]
+    else:
+        pairs = [(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+    if not all(n.isdigit() and not w.isdigit() for w, n in pairs):
+        raise GameError(f"cannot read answer {shown!r}: type hits and blows, e.g. 1,2")
+    labels = [w for w, _ in pairs]
+    found: dict[str, int] = {}
+    for word, number in pairs:
+        if word == "b":
+            others = [w for w in labels if w != "b"]
+            if not others or others[0] not in _B_MEANS:
+                raise GameError(f"answer {shown!r} is ambiguous: B alone may mean blows, bulls or blacks; "
+                                f"write 1H2B, 1B2C or 1B2W")
+            kind = _B_MEANS[others[0]]
+        elif word in _HITS:
+            kind = "hits"
+        elif word in _BLOWS:
+            kind = "blows"
+        else:
+            raise GameError(f"cannot read answer {shown!r}: unknown word {word[:20]!r}")
+        if kind in found:
+            raise GameError(f"answer {shown!r} gives {kind} twice")
+        found[kind] = int(number)
+    if "blows" not in found:
+        if found["hits"] == length:
+            return (length, 0)
+        raise GameError(f"answer {shown!r} is ambiguous: it gives hits but not blows")
+    if "hits" not in found:
+        raise GameError(f"answer {shown!r} is ambiguous: it gives blows but not hits")
+    return found["hits"], found["blows"]
+
+
 @functools.lru_cache(maxsize=None)
 def _answers(game: Game) -> list[Answer]:
     n, k = game.length, game.symbols
@@ -221,26 +303,34 @@ def _answers(game: Game) -> list[Answer]:
         found.discard((n - 1, 1))
         if not game.leading_zero and k < 3:
             found = _enumerate_answers(game)
-    elif k > n:
-        # A spare colour outside the secret pads any probe, so every split is reachable.
-        found = {(h, b) for h in range(n + 1) for b in range(n + 1 - h)}
-        found.discard((n - 1, 1))
     else:
-        found = _enumerate_answers(game)
+        found = {(h, b) for h in range(n + 1) for b in _mastermind_blows(n - h, k)}
     return sorted(found)
 
 
-def _enumerate_answers(game: Game) -> set[Answer]:
-    """Answers by brute force, for the small or repetitive games where no closed rule is used.
+def _mastermind_blows(m: int, k: int) -> set[int]:
+    """Blows possible when m positions of secret and probe differ, with k colours.
 
-    Without the leading-zero rule, permuting positions of secret and probe together keeps the
-    answer, so one secret per multiset of symbols (its sorted form) is enough.
+    Hits can sit on any colours, so only the m other positions matter: colour x fills r_x of them in
+    the secret and s_x in the probe (sum r = sum s = m), and they can be placed with no further equal
+    position exactly when r_x + s_x <= m for every colour. The blows are sum min(r_x, s_x).
+    A small dynamic programme over colours: states (sum r, sum s, blows).
     """
+    states = {(0, 0, 0)}
+    for _ in range(k):
+        nxt = set()
+        for sr, ss, bl in states:
+            for r in range(m - sr + 1):
+                for s in range(min(m - ss, m - r) + 1):
+                    nxt.add((sr + r, ss + s, bl + min(r, s)))
+        states = nxt
+    return {bl for sr, ss, bl in states if sr == m and ss == m}
+
+
+def _enumerate_answers(game: Game) -> set[Answer]:
+    """Answers by brute force: only for bulls with no leading zero and fewer than 3 symbols (tiny games)."""
     codes = _codes(game)
-    secrets = codes if not game.leading_zero else sorted({tuple(sorted(c)) for c in codes})
-    if len(secrets) * len(codes) > 5_000_000:
-        raise GameError(f"{game.spec} is too large to enumerate its answers")
-    return {feedback(s, p) for s in secrets for p in codes}
+    return {feedback(s, p) for s in codes for p in codes}
 
 
 @functools.lru_cache(maxsize=None)
@@ -248,17 +338,19 @@ def _answer_set(game: Game) -> frozenset[Answer]:
     return frozenset(_answers(game))
 
 
+_SPEC = re.compile(r"(bulls|mastermind):([0-9]{1,3})x([0-9]{1,3})(?::(nz))?")
+
+
 def parse_game(spec: str) -> Game:
     """Read `bulls:4x10`, `bulls:4x10:nz` or `mastermind:4x6`; GameError with a one-line reason."""
-    parts = spec.strip().lower().split(":")
-    if len(parts) not in (2, 3) or parts[0] not in GAME_NAMES:
-        raise GameError(f"unknown game spec {spec!r} (expected e.g. bulls:4x10, bulls:4x10:nz, mastermind:4x6)")
-    size = parts[1].split("x")
-    if len(size) != 2 or not all(s.isdigit() for s in size):
-        raise GameError(f"bad size {parts[1]!r} in game spec {spec!r} (expected LENGTHxSYMBOLS, e.g. 4x10)")
-    leading_zero = True
-    if len(parts) == 3:
-        if parts[2] != "nz":
-            raise GameError(f"unknown option {parts[2]!r} in game spec {spec!r} (only nz)")
-        leading_zero = False
-    return Game(parts[0], int(size[0]), int(size[1]), leading_zero)
+    text = spec.strip().lower()
+    shown = spec.strip()[:40]
+    m = _SPEC.fullmatch(text)
+    if m is None:
+        parts = text.split(":")
+        if len(parts) not in (2, 3) or parts[0] not in GAME_NAMES:
+            raise GameError(f"unknown game spec {shown!r} (expected e.g. bulls:4x10, bulls:4x10:nz, mastermind:4x6)")
+        if len(parts) == 3 and parts[2] != "nz":
+            raise GameError(f"unknown option {parts[2][:20]!r} in game spec {shown!r} (only nz)")
+        raise GameError(f"bad size {parts[1][:20]!r} in game spec {shown!r} (expected LENGTHxSYMBOLS, e.g. 4x10)")
+    return Game(m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) is None)

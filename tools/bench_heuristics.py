@@ -5,6 +5,7 @@ Bars from the issue: any heuristic tree for bulls 4x10 within 2 s; bulls 5x10 ex
 """
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,10 @@ def timed_build(spec: str, strategy: str, out: Path) -> tuple[float, str]:
 
 
 def main() -> None:
-    runs = RUNS + (LARGE if "--large" in sys.argv else [])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--large", action="store_true", help="also bulls 5x10 and Mastermind 5x8")
+    args = parser.parse_args()
+    runs = RUNS + (LARGE if args.large else [])
     with tempfile.TemporaryDirectory() as tmp:
         timed_build("bulls:3x6", "expected-size", Path(tmp) / "warm.json")  # fill the numba cache
         print(f"{'game':16} {'strategy':18} {'seconds':>8} {'bar':>6}  result")

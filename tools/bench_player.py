@@ -6,6 +6,7 @@ The bar is 0.1 s; the median of 15 runs is reported.
 from __future__ import annotations
 
 import statistics
+import argparse
 import subprocess
 import sys
 import time
@@ -32,7 +33,9 @@ def first_question_seconds(tree: str) -> float:
 
 
 def main() -> None:
-    tree = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "trees" / "bulls-4x10-total.json")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("tree", nargs="?", default=str(ROOT / "trees" / "bulls-4x10-total.json"), help="tree file")
+    tree = parser.parse_args().tree
     times = [first_question_seconds(tree) for _ in range(15)]
     median = statistics.median(times)
     print(f"first question after {median * 1000:.0f} ms (median of 15, min {min(times) * 1000:.0f} ms); "

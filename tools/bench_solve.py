@@ -7,6 +7,7 @@ core here (reported as a ratio), and the other published optima as reference run
 """
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,10 @@ def run(spec: str, extra: list[str], out: Path) -> tuple[float, list[str]]:
 
 
 def main() -> None:
-    runs = SMALL + (LARGE if "--large" in sys.argv else [])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--large", action="store_true", help="also bulls 4x10, 4x9, 4x10:nz and Mastermind 4x7")
+    args = parser.parse_args()
+    runs = SMALL + (LARGE if args.large else [])
     with tempfile.TemporaryDirectory() as tmp:
         run("bulls:3x6", [], Path(tmp) / "warm.json")  # fill the numba cache
         print(f"{'game':16} {'options':24} {'seconds':>8} {'bar':>6}  result")

@@ -6,6 +6,7 @@ and written through a temporary file. Expect a few minutes in all on 2 cores.
 """
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import time
@@ -39,4 +40,6 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"trees to rebuild (default: all): {', '.join(TREES)}")
+    main(parser.parse_args().names)

@@ -34,6 +34,8 @@ NO_CAP = 1000  # "no depth bound": the child of NO_CAP is NO_CAP
 P_W1, P_M, P_CLASSES, P_WIN, P_SYMBOLS, P_FIX_ZERO, P_CONSISTENT = range(7)
 # counters vector
 C_NODES, C_TT_HITS, C_SHORTCUTS, C_PROBES = range(4)
+# control vector, written by the driver while a search runs: STOP set means return at once (no result)
+K_STOP = 0
 
 EXACT = np.int64(1 << 32)
 SIZE_SHIFT = 33
@@ -276,14 +278,18 @@ def bound_set(table, params, zs, tt, counters, S, L, b):
     return node_lb, -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, classes, S, L, beta, history, b_parent,
-          hint, only_probe):
+          hint, only_probe, control):
     """(value, probe) of S within L questions if value < beta; otherwise (lower bound >= beta, -1).
 
     `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
     `only_probe` >= 0 evaluates that first question alone (nothing is stored for S then).
+    When control[K_STOP] is set the search returns at once without storing anything; its result
+    is then meaningless. The GIL is released, so a driver thread can set it while this runs.
     """
+    if control[K_STOP] != 0:
+        return INF, -1
     n = S.shape[0]
     w1 = params[P_W1]
     M = params[P_M]
@@ -385,8 +391,10 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
                 v, _ = solve(
                     table, codes, masks, perms, all_probes, params, zs, tt, counters, classes,
                     members[starts[c]:starts[c + 1]], cl, best - total + part_lb[c], child_history, b_here, part_lb[c],
-                    no_probe,
+                    no_probe, control,
                 )
+                if control[K_STOP] != 0:
+                    return INF, -1
                 total += v - part_lb[c]
                 if total >= best:
                     break

@@ -20,10 +20,26 @@ def first_difference(a: dict, b: dict) -> str | None:
     return None
 
 
-def compare(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) -> str:
+def _verified_pair(a: TreeDoc, b: TreeDoc) -> tuple[Stats, Stats]:
     if a.game != b.game:
         raise TreeError(f"the trees are for different games: {a.game.spec} and {b.game.spec}")
-    sa, sb = verify(a), verify(b)
+    return verify(a), verify(b)
+
+
+def compare_json(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) -> dict:
+    """The comparison as data: each tree's objective and figures, and the first difference (or null)."""
+    from .report import stats_json
+
+    sa, sb = _verified_pair(a, b)
+    return {"game": a.game.spec,
+            "trees": [{"tree": name, "objective": doc.objective, "stats": stats_json(s)}
+                      for name, doc, s in ((names[0], a, sa), (names[1], b, sb))],
+            "total_difference": sb.total - sa.total,
+            "first_difference": first_difference(a.root, b.root)}
+
+
+def compare(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) -> str:
+    sa, sb = _verified_pair(a, b)
     width = max(len(names[0]), len(names[1]), 8)
     lines = [f"game {a.game.spec}", f"{'':12}{names[0]:>{width}}  {names[1]:>{width}}  difference"]
 

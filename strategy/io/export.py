@@ -8,16 +8,16 @@ Rows are streamed depth first, so memory stays bounded by one path of the tree.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import sqlite3
-import tempfile
 from dataclasses import astuple, dataclass
-from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import orjson
 from tqdm import tqdm
 
+from .files import atomic_open, atomic_path
 from .tree import TreeDoc, walk_secrets
 from .verify import measure
 
@@ -57,39 +57,34 @@ def rows(doc: TreeDoc, progress: bool = False) -> Iterator[Row]:
 
 
 def export(doc: TreeDoc, fmt: str, out: str | os.PathLike, progress: bool = True) -> int:
-    """Write the lookup table; returns the number of rows. Written to a temporary file, then renamed."""
+    """Write the lookup table completely or not at all; returns the number of rows."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    target = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        count = {"csv": _csv, "jsonl": _jsonl, "sqlite": _sqlite}[fmt](doc, tmp, progress)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return count
+    if fmt == "sqlite":
+        with atomic_path(out, "export") as tmp:
+            return _sqlite(doc, tmp, progress)
+    with atomic_open(out, "export") as f:
+        return _csv(doc, f, progress) if fmt == "csv" else _jsonl(doc, f, progress)
 
 
-def _csv(doc: TreeDoc, path: str, progress: bool) -> int:
+def _csv(doc: TreeDoc, f: BinaryIO, progress: bool) -> int:
     n = 0
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for row in rows(doc, progress):
-            writer.writerow(astuple(row)[:4] + (int(row.consistent), row.questions))
-            n += 1
+    text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows(doc, progress):
+        writer.writerow(astuple(row)[:4] + (int(row.consistent), row.questions))
+        n += 1
+    text.flush()
+    text.detach()
     return n
 
 
-def _jsonl(doc: TreeDoc, path: str, progress: bool) -> int:
+def _jsonl(doc: TreeDoc, f: BinaryIO, progress: bool) -> int:
     n = 0
-    with open(path, "wb") as f:
-        for row in rows(doc, progress):
-            f.write(orjson.dumps(dict(zip(COLUMNS, astuple(row)))) + b"\n")
-            n += 1
+    for row in rows(doc, progress):
+        f.write(orjson.dumps(dict(zip(COLUMNS, astuple(row)))) + b"\n")
+        n += 1
     return n
 
 
@@ -107,8 +102,7 @@ CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 
 def _sqlite(doc: TreeDoc, path: str, progress: bool) -> int:
-    Path(path).unlink()
-    con = sqlite3.connect(path)
+    con = sqlite3.connect(path)  # the empty temporary file is an empty database
     try:
         con.executescript(SCHEMA)
         n = 0

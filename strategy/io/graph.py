@@ -11,7 +11,8 @@ import os
 
 import networkx as nx
 
-from .tree import TreeDoc, walk_secrets, write_atomic
+from .files import write_atomic
+from .tree import TreeDoc, walk_secrets
 
 FORMATS = ("graphml", "gexf", "dot")
 
@@ -29,7 +30,7 @@ def to_graph(doc: TreeDoc, max_depth: int | None = None) -> nx.DiGraph:
             g.add_node(nid, probe="", remaining=len(secrets), depth=depth, label=f"{len(secrets)} more")
         else:
             guess = node["guess"]
-            g.add_node(nid, probe=guess, remaining=len(secrets), depth=depth, label=f"{guess}\\n({len(secrets)})")
+            g.add_node(nid, probe=guess, remaining=len(secrets), depth=depth, label=f"{guess}\n({len(secrets)})")
         del last_at_depth[depth - 1:]
         last_at_depth.append(nid)
         if path:
@@ -50,6 +51,8 @@ def write_graph(g: nx.DiGraph, fmt: str, path: str | os.PathLike) -> None:
         data = buf.getvalue()
     elif fmt == "dot":
         g = g.copy()
+        for _, data in g.nodes(data=True):  # DOT writes a line break inside a label as the escape \n
+            data["label"] = data["label"].replace("\n", "\\n")
         g.graph = {"graph": {"rankdir": "LR"}, "node": {"shape": "box", "fontsize": "10"}, "edge": {"fontsize": "9"}}
         text = io.StringIO()
         nx.nx_pydot.write_dot(g, text)

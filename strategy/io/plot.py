@@ -5,7 +5,7 @@ import io
 import os
 from pathlib import Path
 
-from .tree import write_atomic
+from .files import write_atomic
 from .verify import Stats
 
 

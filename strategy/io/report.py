@@ -6,6 +6,11 @@ from .verify import Stats
 BAR_WIDTH = 40
 
 
+def stats_json(stats: Stats) -> dict:
+    """The measured figures for a JSON report, with the average."""
+    return {**stats.to_json(), "average": round(stats.average, 6)}
+
+
 def summary_line(stats: Stats) -> str:
     return f"secrets {stats.secrets}  total {stats.total}  average {stats.average:.4f}  worst {stats.worst}"
 
@@ -19,6 +24,6 @@ def distribution_table(stats: Stats) -> str:
             continue
         share = 100.0 * count / stats.secrets if stats.secrets else 0.0
         bar = "#" * round(BAR_WIDTH * count / peak) if count else ""
-        lines.append(f"{depth:9d}  {count:7d}  {share:5.1f}%  {bar}")
+        lines.append(f"{depth:9d}  {count:7d}  {share:5.1f}%  {bar}".rstrip())
     lines.append(summary_line(stats))
     return "\n".join(lines)

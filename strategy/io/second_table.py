@@ -65,6 +65,23 @@ def format_table(doc: TreeDoc, rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def table_json(doc: TreeDoc, rows: list[Row]) -> dict:
+    """The table as data, with the same figures as the text."""
+    first = doc.root["guess"]
+    out = []
+    for row in rows:
+        values = dict(zip(COLUMNS, row.values(first, doc.game)))
+        values["consistent"] = row.consistent
+        values["second"] = row.second or None
+        values["average"] = round(row.questions / row.secrets, 6) if row.secrets else None
+        values["second_vs_first"] = values["second_vs_first"] or None
+        out.append(values)
+    secrets = sum(r.secrets for r in rows)
+    after = sum(r.questions for r in rows)
+    return {"game": doc.game.spec, "objective": doc.objective, "first": first, "rows": out,
+            "secrets": secrets, "questions_after_first": after, "total": after + secrets}
+
+
 def table_csv(doc: TreeDoc, rows: list[Row]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -2,19 +2,21 @@
 
 Standard library and orjson only (the player loads trees). A node is a plain
 dict `{"guess": "0123", "next": {"0,1": node, ...}}`; a leaf has no `next`.
-Loading validates the structure against the game and names the offending path.
+Loading validates the structure against the game and names the offending path. The loader
+is at least as strict as the JSON Schema (`tree.schema.json`): integers are JSON integers
+(not `true`, not `1.0`), codes and answers are written exactly, and no key appears twice.
 """
 from __future__ import annotations
 
 import os
-import tempfile
+import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterator
 
 import orjson
 
 from ..rules import Code, Game, GameError, feedback
+from .files import read_bytes, write_output
 
 FORMAT = "strategy-tree"
 VERSION = 1
@@ -58,64 +60,61 @@ def dumps(doc: TreeDoc) -> bytes:
     return orjson.dumps(doc.to_json()) + b"\n"
 
 
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, then rename: never a half-written file."""
-    target = Path(path)
-    if target.exists() and not target.is_file():  # /dev/null, a pipe: nothing to protect, nothing to rename
-        with open(target, "wb") as f:
-            f.write(data)
-        return
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def save(doc: TreeDoc, path: str | os.PathLike) -> None:
-    write_atomic(path, dumps(doc))
+def save(doc: TreeDoc, path: str | os.PathLike | None) -> None:
+    """Write a tree file completely or not at all (standard output for None or `-`)."""
+    write_output(path, dumps(doc), "tree file")
 
 
 def load(path: str | os.PathLike, game: Game | None = None) -> TreeDoc:
-    """Read and validate a tree file; TreeError with a one-line reason on anything wrong."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise TreeError(f"cannot read tree file {str(path)!r}: {e.strerror}") from None
-    return loads(data, game, source=str(path))
+    """Read and validate a tree file (`-`: standard input; gzip allowed); TreeError or FileError if wrong."""
+    data = read_bytes(path, "tree file")
+    return loads(data, game, source=repr(os.fspath(path)))
+
+
+def _is_int(x: object) -> bool:
+    return type(x) is int  # bool and float are not integers in this format
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _pairs_in_text(data: bytes) -> int:
+    """Number of object members written in the JSON text (its colons outside strings)."""
+    return _STRING.sub(b"", data).count(b":")
+
+
+def _pairs_in_value(value: object) -> int:
+    stack, count = [value], 0
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            count += len(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return count
 
 
 def loads(data: bytes | str, game: Game | None = None, source: str = "tree") -> TreeDoc:
     """Parse tree JSON; if `game` is given the tree must be for that game."""
+    raw = data.encode() if isinstance(data, str) else data
     try:
-        obj = orjson.loads(data)
+        obj = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise TreeError(f"{source}: not valid JSON ({e})") from None
     if not isinstance(obj, dict):
         raise TreeError(f"{source}: the top level must be an object")
     if obj.get("format") != FORMAT:
         raise TreeError(f"{source}: 'format' must be {FORMAT!r}")
-    if obj.get("version") != VERSION:
-        raise TreeError(f"{source}: unsupported version {obj.get('version')!r} (this tool reads {VERSION})")
+    version = obj.get("version")
+    if not _is_int(version) or version != VERSION:
+        raise TreeError(f"{source}: unsupported version {str(version)[:20]} (this tool reads {VERSION})")
     missing = [k for k in TOP_KEYS if k not in obj and k != "stats"]
     if missing:
         raise TreeError(f"{source}: missing key {missing[0]!r}")
     unknown = [k for k in obj if k not in TOP_KEYS]
     if unknown:
-        raise TreeError(f"{source}: unknown key {unknown[0]!r}")
+        raise TreeError(f"{source}: unknown key {unknown[0][:40]!r}")
     try:
         tree_game = Game.from_json(obj["game"])
     except GameError as e:
@@ -127,9 +126,11 @@ def loads(data: bytes | str, game: Game | None = None, source: str = "tree") -> 
     if not isinstance(obj["generator"], dict):
         raise TreeError(f"{source}: 'generator' must be an object")
     stats = obj.get("stats")
-    if stats is not None:
+    if "stats" in obj:
         _check_stats(stats, source)
     _check_structure(obj["tree"], tree_game, source)
+    if _pairs_in_text(raw) != _pairs_in_value(obj):
+        raise TreeError(f"{source}: a key appears twice in one object")
     return TreeDoc(tree_game, obj["tree"], obj["objective"], obj["generator"], stats)
 
 
@@ -137,10 +138,10 @@ def _check_stats(stats: object, source: str) -> None:
     if not isinstance(stats, dict) or set(stats) != set(STAT_KEYS):
         raise TreeError(f"{source}: 'stats' must have exactly the keys {list(STAT_KEYS)}")
     for k in ("secrets", "total", "worst"):
-        if not isinstance(stats[k], int) or isinstance(stats[k], bool) or stats[k] < 0:
+        if not _is_int(stats[k]) or stats[k] < 0:
             raise TreeError(f"{source}: 'stats.{k}' must be a non-negative integer")
     dc = stats["depth_counts"]
-    if not isinstance(dc, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in dc):
+    if not isinstance(dc, list) or not all(_is_int(x) and x >= 0 for x in dc):
         raise TreeError(f"{source}: 'stats.depth_counts' must be a list of non-negative integers")
 
 
@@ -152,7 +153,7 @@ def path_text(path: list[tuple[str, str]]) -> str:
 def _check_structure(root: object, game: Game, source: str) -> None:
     answers = {game.format_answer(a) for a in game.answers()}
     win = game.format_answer(game.win)
-    known = game.code_strings() if game.count() <= 200_000 else frozenset()
+    known: set[str] = set()  # guesses already checked
     # (node, parent entry, answer): the path is rebuilt only to name a problem
     stack: list[tuple[object, tuple | None, str]] = [(root, None, "")]
     while stack:
@@ -173,11 +174,12 @@ def _check_structure(root: object, game: Game, source: str) -> None:
         guess = node["guess"]
         if not isinstance(guess, str):
             raise TreeError(f"{where()}: 'guess' must be a string")
-        if guess not in known:  # then find out why, or accept it in a game too large to list
+        if guess not in known:
             try:
-                game.parse_code(guess)
+                game.read_code(guess)
             except GameError as e:
                 raise TreeError(f"{where()}: {e}") from None
+            known.add(guess)
         if "next" not in node:
             continue
         nxt = node["next"]
@@ -187,7 +189,7 @@ def _check_structure(root: object, game: Game, source: str) -> None:
             if answer == win:
                 raise TreeError(f"{where()}: the all-hits answer {win} must not have a branch")
             if answer not in answers:
-                raise TreeError(f"{where()}: {answer!r} is not an answer of {game.spec}")
+                raise TreeError(f"{where()}: {answer[:20]!r} is not an answer of {game.spec}")
             stack.append((child, entry, answer))
 
 

@@ -3,21 +3,26 @@
 Standard library and orjson only, so a program (or the player) answers instantly. Questions
 that are not the tree's (a corrected answer, a question asked for another reason) are allowed:
 the walker stays at the deepest tree node the history reaches, and skips that subtree's
-questions whose answer every remaining candidate already determines.
+questions whose answer every remaining candidate already determines. Codes are strings at
+this API (`"0123"`), as in the tree file; answers are `"H,B"`.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
 
+from ..io.tree import Node, TreeDoc, load, path_text
 from ..rules import Answer, Code, Game, feedback
-from ..io.tree import Node, TreeDoc, load
 
 History = list[tuple[str, str]]  # (question, answer) as written: ("0123", "1,2")
 
 
 class Contradiction(ValueError):
     """No secret agrees with every answer given."""
+
+
+class TreeGap(ValueError):
+    """The tree has no question for this history: it does not cover a secret the answers allow."""
 
 
 @dataclass(frozen=True)
@@ -35,67 +40,80 @@ class Walker:
         self.doc = doc
         self.game: Game = doc.game
         self.root: Node = doc.root
-        self._codes: list[Code] = self.game.codes()
         self._win = self.game.format_answer(self.game.win)
 
     @classmethod
-    def load(cls, path: str | Path) -> "Walker":
+    def load(cls, path: str | os.PathLike) -> "Walker":
         return cls(load(path))
 
     def parse(self, history: History) -> list[tuple[Code, Answer]]:
         """Read and check a history; GameError for a bad code or an impossible answer."""
         return [(self.game.parse_code(q), self.game.parse_answer(a)) for q, a in history]
 
-    def candidates(self, history: History, among: list[Code] | None = None) -> list[Code]:
-        """Every secret that gives each recorded answer to its question."""
-        cands = self._codes if among is None else among
+    def narrow(self, history: History, among: list[Code] | None = None) -> list[Code]:
+        """Every secret (as a tuple) among `among` (default: all) that gives each recorded answer."""
+        cands = self.game.codes() if among is None else among
         for probe, answer in self.parse(history):
             cands = [c for c in cands if feedback(c, probe) == answer]
         return cands
 
-    def node(self, history: History) -> Node:
-        """The deepest tree node the history follows (off-tree questions leave it where it is)."""
-        node = self.root
+    def candidates(self, history: History) -> list[str]:
+        """Every secret that gives each recorded answer to its question."""
+        fmt = self.game.format_code
+        return [fmt(c) for c in self.narrow(history)]
+
+    def node(self, history: History) -> tuple[Node, list[tuple[str, str]]]:
+        """The deepest tree node the history follows (off-tree questions leave it where it is), and its path."""
+        node, path = self.root, []
         for q, a in history:
             if node["guess"] == q and a != self._win:
                 child = node.get("next", {}).get(a)
                 if child is None:
                     break
+                path.append((q, a))
                 node = child
-        return node
+        return node, path
 
     def next_guess(self, history: History, cands: list[Code] | None = None) -> str | None:
-        """The question to ask now; None when the last answer was all hits. Contradiction if no secret fits."""
+        """The question to ask now; None after an all-hits answer.
+
+        Contradiction if no secret fits the answers; TreeGap if the tree has no question that makes
+        progress (it misses a secret the answers allow: a damaged tree, or one for another rule).
+        """
         if history and history[-1][1] == self._win:
             return None
         if cands is None:
-            cands = self.candidates(history)
+            cands = self.narrow(history)
         if not cands:
             raise Contradiction("no secret agrees with every answer")
-        node = self.node(history)
+        node, path = self.node(history)
         fmt = self.game.format_answer
         while True:
-            probe = self.game.parse_code(node["guess"])
+            probe = self.game.read_code(node["guess"])
             only = _common_answer(cands, probe)
-            if only is not None and only != self.game.win:
-                child = node.get("next", {}).get(fmt(only))
-                if child is not None:
-                    node = child  # every candidate answers this the same way: nothing to learn
-                    continue
-            return node["guess"]
+            if only is None or only == self.game.win:
+                return node["guess"]
+            child = node.get("next", {}).get(fmt(only))
+            if child is None:
+                where = path_text(path + [(node["guess"], fmt(only))])
+                raise TreeGap(f"the tree has no branch {where}: it does not cover the "
+                              f"{len(cands)} secret{'s' if len(cands) > 1 else ''} your answers allow "
+                              f"(it is for {self.game.spec})")
+            path.append((node["guess"], fmt(only)))
+            node = child  # every candidate answers this the same way: nothing to learn
 
     def conflict(self, history: History) -> Conflict:
         """Explain a contradiction: a minimal set of answers that cannot all hold, and single-answer repairs."""
         items = list(range(len(history)))
         repairs = {}
         for i in items:
-            left = len(self.candidates([h for j, h in enumerate(history) if j != i]))
+            left = len(self.narrow([h for j, h in enumerate(history) if j != i]))
             if left:
                 repairs[i] = left
         core = list(items)
         for i in items:
             trial = [j for j in core if j != i]
-            if not self.candidates([history[j] for j in trial]):
+            if not self.narrow([history[j] for j in trial]):
                 core = trial
         return Conflict(core, repairs)
 

@@ -6,9 +6,12 @@ returns the exact value of its part and the optimal subtree.
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import platform
 import signal
+import threading
 import time
 from dataclasses import dataclass
 
@@ -66,6 +69,7 @@ class Searcher:
         self.zs = rng.integers(-(2**63), 2**63 - 1, size=(4, width), dtype=np.int64)
         self.tt = np.zeros((1 << tt_bits, 4), dtype=np.int64)
         self.counters = np.zeros(4, dtype=np.int64)
+        self.control = np.zeros(4, dtype=np.int64)
         self.classes = Dict.empty(key_type=types.UniTuple(types.int64, 2), value_type=types.int32[:])
         self.weights = weights
 
@@ -77,10 +81,24 @@ class Searcher:
             self.weights = weights
 
     def solve(self, S: np.ndarray, L: int, beta: int, history: np.ndarray, b: int, only_probe: int = -1) -> tuple[int, int]:
-        return exact.solve(
-            self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.zs, self.tt,
-            self.counters, self.classes, S, L, beta, history, b, -1, only_probe,
-        )
+        """The compiled search, run in a thread (it releases the GIL) so that Ctrl-C and SIGTERM stop it at once."""
+        args = (self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.zs, self.tt,
+                self.counters, self.classes, S, L, beta, history, b, -1, only_probe, self.control)
+        result: list = []
+        worker = threading.Thread(target=lambda: result.append(exact.solve(*args)), daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except BaseException:
+            self.control[exact.K_STOP] = 1  # the search returns within a node or two
+            worker.join()
+            self.control[exact.K_STOP] = 0
+            self.tt[:] = 0  # whatever the stopped search stored is discarded with it
+            raise
+        if not result:
+            raise RuntimeError("the search thread failed")
+        return result[0]
 
     def extract(self, S: np.ndarray, L: int, history: np.ndarray, b: int, probe: int = -1) -> dict:
         """The optimal subtree of S (values come back from the transposition table); `probe` fixes its first question."""
@@ -107,7 +125,20 @@ _WORKER: dict = {}
 
 
 def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and terminates us
+    """Workers leave signals to the parent, which terminates them; they also die with it (Linux)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (even by kill -9): no orphaned workers."""
+    if platform.system() == "Linux":
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
 
 
 def _worker_searcher(spec: tuple, weights: Weights) -> Searcher:
@@ -186,13 +217,18 @@ class RootResult:
 
 @dataclass
 class SolveReport:
-    """What a solve proved, with the optimal tree."""
+    """What a solve proved, with the optimal tree.
+
+    `search` holds the search counters, which are deterministic; `run` what varies from run to run
+    (seconds, processes, machine).
+    """
 
     game: Game
     objective: str
     tree: dict | None
     proven: dict
     search: dict
+    run: dict
     lines: list[str]
 
 
@@ -204,8 +240,7 @@ class Solver:
         if tt_bits is None:
             tt_bits = 20 if gt.size <= 1500 else 23
         self.spec = (gt.game, consistent_only, tt_bits)
-        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-        self.jobs = 1 if gt.size < 2000 else max(1, jobs)
+        self.jobs = processes_for(gt.game, jobs)
         self.progress = progress
         self.counters = np.zeros(4, dtype=np.int64)
         self.seconds_in_parts = 0.0
@@ -355,6 +390,27 @@ class Solver:
             self._pool = multiprocessing.get_context("spawn").Pool(self.jobs, initializer=_worker_init)
 
 
+PARALLEL_MIN_CODES = 2000  # smaller games are solved in one process: starting workers costs more
+
+
+def processes_for(game: Game, jobs: int | None) -> int:
+    """How many processes a solve of `game` uses when asked for `jobs` (None: every core)."""
+    if game.count() < PARALLEL_MIN_CODES:
+        return 1
+    return max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+
+
+def describe(game: Game, objective: str, max_depth: int | None, consistent_only: bool, jobs: int | None) -> str:
+    """The line a solve starts with: what it proves, how, and where."""
+    what = {"total": "minimum total", "worst": "minimum worst case, then minimum total",
+            "worst-then-fewest": "minimum worst case, then fewest secrets at it"}[objective]
+    if max_depth is not None:
+        what += f" within {max_depth} questions"
+    probes = "consistent probes only" if consistent_only else "any probe"
+    n = processes_for(game, jobs)
+    return f"solve {game.spec}: {what}, {probes}, {game.count()} secrets, {n} process{'es' if n > 1 else ''}"
+
+
 def min_depth_bound(gt: GameTable) -> int:
     """Smallest depth that level filling allows for the whole game."""
     b = len(gt.answers) - 1
@@ -418,6 +474,21 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
     seconds = time.perf_counter() - start
     c = solver.counters
     search = {"nodes": int(c[exact.C_NODES]), "probes_tried": int(c[exact.C_PROBES]),
-              "shortcuts": int(c[exact.C_SHORTCUTS]), "table_hits": int(c[exact.C_TT_HITS]),
-              "seconds": round(seconds, 2), "worker_seconds": round(solver.seconds_in_parts, 2), "jobs": solver.jobs}
-    return SolveReport(game, objective if max_depth is None else f"total-max-depth-{max_depth}", tree, proven, search, lines)
+              "shortcuts": int(c[exact.C_SHORTCUTS]), "table_hits": int(c[exact.C_TT_HITS])}
+    run = {"seconds": round(seconds, 2), "worker_seconds": round(solver.seconds_in_parts, 2), "jobs": solver.jobs,
+           "machine": machine()}
+    return SolveReport(game, objective if max_depth is None else f"total-max-depth-{max_depth}", tree, proven, search,
+                       run, lines)
+
+
+def machine() -> str:
+    """Where a run happened, for proof records: processor, cores, Python and numba versions."""
+    import numba
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numba {numba.__version__}"

@@ -1,0 +1,163 @@
+"""Where a play session's events go: prose and prompts for a person, or JSON lines for a program.
+
+Standard library and orjson only.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Callable, TextIO
+
+import orjson
+
+from ..rules import Game
+from .session import EXIT_CONTRADICTION, RACE_RULE
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def percent(p: float) -> str:
+    """A probability for people: 37%, 0.4%, 0.0021%."""
+    if p >= 0.01:
+        return f"{p:.0%}"
+    return f"{p * 100:.2g}%"
+
+
+class JsonChannel:
+    """The protocol: one JSON object per line out, one command per line in, flushed at once."""
+
+    def __init__(self, out: TextIO | None = None, inp: TextIO | None = None):
+        self.out = out or sys.stdout
+        self.inp = inp or sys.stdin
+
+    def emit(self, event: dict) -> None:
+        self.out.write(orjson.dumps(event).decode() + "\n")
+        self.out.flush()
+
+    def read(self) -> str | None:
+        line = self.inp.readline()
+        return None if line == "" else line.rstrip("\r\n")
+
+
+class TextChannel:
+    """Prose and prompts for a person at a terminal."""
+
+    def __init__(self, game: Game, ask: Callable[[str], str] = input, say: Callable[[str], None] | None = None):
+        self.game = game
+        self.ask = ask
+        self.say = say or (lambda text: print(text, flush=True))
+        self.prompt = ""
+        self.mode = ""
+        self.pegs = "black, white" if game.name == "mastermind" else "hits, blows"
+
+    def read(self) -> str | None:
+        try:
+            return self.ask(self.prompt)
+        except EOFError:
+            return None
+
+    def emit(self, e: dict) -> None:
+        getattr(self, "_" + e["event"])(e)
+
+    # -- events ---------------------------------------------------------------------------------
+    def _ready(self, e: dict) -> None:
+        self.mode = e["mode"]
+        spec, words = e["game"], "black and white" if self.game.name == "mastermind" else "hits and blows"
+        if self.mode in ("offence", "noisy"):
+            self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or 1H2B; "
+                     f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits.")
+        elif self.mode == "defence":
+            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.codes()[0])}; q quits.")
+        elif self.mode == "race":
+            self.say(f"Race on {spec}. Think of your secret; I have mine. {RACE_RULE}")
+
+    def _question(self, e: dict) -> None:
+        if "most_likely" in e:
+            self.say(f"(most likely {e['most_likely']} at {percent(e['probability'])}) Is your number {e['code']}?")
+        else:
+            self.say(f"(remaining {e['candidates']}) Is your number {e['code']}?")
+
+    def _await(self, e: dict) -> None:
+        kind = e["input"]
+        if kind == "answer":
+            self.prompt = f"[{e['number']}] {self.pegs}: "
+        elif kind == "correction":
+            self.prompt = f"[{e['number']}] {e['code']} {self.pegs}: "
+        elif kind == "repair":
+            self.prompt = "Correct which question (number), 'n' for noisy-answer mode, or 'q': "
+        else:
+            self.prompt = f"[{e['number']}] your question: "
+
+    def _answer(self, e: dict) -> None:
+        if e["source"] == "secret":
+            self.say(f"[{e['number']}] {self.pegs}: {e['hits']},{e['blows']}")
+
+    def _refused(self, e: dict) -> None:
+        self.say(f"  {e['reason']}; try again")
+
+    def _contradiction(self, e: dict) -> None:
+        self.say("No secret agrees with all your answers. These cannot all be true:")
+        repairs = {r["number"]: r["candidates"] for r in e["repairs"]}
+        for a in e["answers"]:
+            fix = f" (if it was wrong, {plural(repairs[a['number']], 'secret')} remain)" if a["number"] in repairs else ""
+            self.say(f"  [{a['number']}] {a['code']} -> {a['answer']}{fix}")
+
+    def _corrected(self, e: dict) -> None:
+        n = e["candidates"]
+        self.say(f"Corrected; {plural(n, 'secret')} {'remains' if n == 1 else 'remain'}.")
+
+    def _undone(self, e: dict) -> None:
+        n = e["candidates"]
+        self.say(f"Undone [{e['number']}] {e['code']} -> {e['answer']}; {plural(n, 'secret')} {'remains' if n == 1 else 'remain'}.")
+
+    def _noisy(self, e: dict) -> None:
+        self.say(f"Noisy-answer mode: each answer may be wrong with probability {e['probability']}.")
+
+    def _answer_to_your_question(self, e: dict) -> None:
+        self.say("  " + self.game.describe_answer((e["hits"], e["blows"])))
+        if self.mode == "race" and e["hits"] == self.game.length:
+            self.say("You found my secret. My last turn:")
+
+    def _race(self, e: dict) -> None:
+        result, r = e["result"], e["round"]
+        if result == "draw":
+            self.say("We both found it: a draw.")
+        elif result == "you":
+            self.say(f"You win in {plural(r, 'question')}.")
+        elif result == "me":
+            self.say(f"I win in {plural(r, 'question')}. My secret was {e['my_secret']}.")
+
+    def _solved(self, e: dict) -> None:
+        if self.mode == "race":
+            self.say(your_table(e["history"], "your questions"))
+            self.say(my_table(e["my_history"], "my questions"))
+        elif e["by"] == "you":
+            self.say(f"Congratulations! You found {e['code']} in {plural(e['questions'], 'question')}.")
+            self.say(your_table(e["history"], "history"))
+        else:
+            self.say(f"Solved in {plural(e['questions'], 'question')}.")
+            self.say(my_table(e["history"], "history"))
+
+    def _error(self, e: dict) -> None:
+        print(f"strategy: error: {e['message']}", file=sys.stderr, flush=True)
+
+    def _end(self, e: dict) -> None:
+        if e["reason"] in ("quit", "eof"):
+            still = " (your answers still contradict each other)" if e["exit"] == EXIT_CONTRADICTION else ""
+            self.say(f"bye{still}")
+
+
+def my_table(rows: list[dict], title: str) -> str:
+    lines = [f"===== {title} =====", f"{'#':>3}  {'remaining':>9}  {'question':>8}  answer"]
+    for r in rows:
+        lines.append(f"{r['number']:>3}  {r['candidates']:>9}  {r['code']:>8}  {r['answer']}"
+                     f"{' (corrected)' if r['corrected'] else ''}")
+    return "\n".join(lines)
+
+
+def your_table(rows: list[dict], title: str) -> str:
+    lines = [f"===== {title} =====", f"{'#':>3}  {'question':>8}  answer"]
+    for r in rows:
+        lines.append(f"{r['number']:>3}  {r['code']:>8}  {r['answer']}")
+    return "\n".join(lines)

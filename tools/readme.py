@@ -1,0 +1,150 @@
+"""Regenerate the README's generated blocks: figures come from the code, the shipped trees and benchmark results.
+
+Usage: python tools/readme.py [--check]
+
+A block sits between `<!-- begin NAME -->` and `<!-- end NAME -->`. `--check` exits 1 (and names the
+block) when the README differs from what this script writes; the test suite runs it, so a number
+typed into a generated block by hand fails CI.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from strategy.feedback_table import MAX_TABLE_CODES  # noqa: E402
+from strategy.io import tree as tree_io  # noqa: E402
+from strategy.io.files import write_atomic  # noqa: E402
+from strategy.io.verify import verify  # noqa: E402
+from strategy.rules import MAX_CODES  # noqa: E402
+
+README = ROOT / "README.md"
+RESULTS = ROOT / "tools" / "results"
+
+# Published values to compare with (../shared/reference/published-results.md); keyed by (game, objective).
+PUBLISHED = {
+    ("bulls:4x10", "total"): "26274 (Tanaka 1996)",
+    ("bulls:4x10", "worst-then-fewest"): "7, 50 at 7 (Slovesnov)",
+    ("bulls:4x9", "total"): "14914 (mmstrat)",
+    ("mastermind:4x6", "total"): "5625 (Koyama & Lai 1993)",
+    ("mastermind:4x6", "total-max-depth-5"): "5626 (Koyama & Lai 1993)",
+    ("mastermind:4x7", "total"): "11228 (Ville 2013)",
+    ("mastermind:4x8", "total"): "20471 (arfst23, unreviewed)",
+}
+
+
+def shipped_trees() -> list[tuple[str, tree_io.TreeDoc]]:
+    paths = sorted(p for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz")))
+    return [(p.name, tree_io.load(p)) for p in paths]
+
+
+def block_limits() -> str:
+    return (f"| what | limit |\n|---|---|\n"
+            f"| codes of any game (every command: play, verify, build, export) | {MAX_CODES:,} |\n"
+            f"| codes of a game for the exact search and noisy mode (they keep the N×N answer table) | {MAX_TABLE_CODES:,} |\n"
+            f"| size of a tree file read (also once unpacked from gzip) | 512 MB |")
+
+
+def block_results() -> str:
+    rows = ["| tree | game | objective | total | average | worst | questions 1, 2, 3, ... | published | solve time |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for name, doc in shipped_trees():
+        stats = verify(doc)
+        run = doc.generator.get("run", {})
+        seconds = f"{run['seconds']:.1f} s on {run['jobs']} process{'es' if run['jobs'] > 1 else ''}" if run else ""
+        rows.append(f"| `{name}` | {doc.game.spec} | {doc.objective} | {stats.total} | {stats.average:.4f} | "
+                    f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | "
+                    f"{PUBLISHED.get((doc.game.spec, doc.objective), '')} | {seconds} |")
+    return "\n".join(rows)
+
+
+def block_format_example() -> str:
+    doc = tree_io.load(ROOT / "trees" / "bulls-4x10-total.json")
+    stats = orjson.dumps(doc.stats).decode().replace(",", ", ").replace(":", ": ")
+    first = doc.root["guess"]
+    answer, child = next(iter(doc.root["next"].items()))
+    return ("```json\n"
+            '{"format": "strategy-tree", "version": 1,\n'
+            ' "game": {"name": "bulls", "length": 4, "symbols": 10, "leading_zero": true},\n'
+            ' "objective": "total",\n'
+            ' "generator": {"tool": "strategy 0.1.0", "...": "free-form"},\n'
+            f' "stats": {stats},\n'
+            f' "tree": {{"guess": "{first}", "next": {{"{answer}": {{"guess": "{child["guess"]}", "next": {{"...": "..."}}}}, "...": "..."}}}}}}\n'
+            "```")
+
+
+def _run(*args: str) -> str:
+    r = subprocess.run([sys.executable, "-m", "strategy", *args], capture_output=True, text=True, cwd=ROOT,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    if r.returncode:
+        raise SystemExit(f"strategy {' '.join(args)} failed: {r.stderr}")
+    return r.stdout + r.stderr
+
+
+def block_example_session() -> str:
+    tree = "trees/mastermind-4x6-total.json"
+    out = ["```", f"$ strategy stats {tree}", _run("stats", tree).rstrip(),
+           f"$ strategy play {tree} --secret 3321", _run("play", tree, "--secret", "3321").rstrip(), "```"]
+    return "\n".join(out)
+
+
+def block_benchmarks() -> str:
+    """Tables written by the benchmark scripts (tools/results/*.md), in name order."""
+    parts = []
+    for path in sorted(RESULTS.glob("*.md")) if RESULTS.is_dir() else []:
+        parts.append(path.read_text().rstrip())
+    return "\n\n".join(parts) or "(no benchmark has been run)"
+
+
+BLOCKS = {
+    "limits": block_limits,
+    "results": block_results,
+    "format-example": block_format_example,
+    "example-session": block_example_session,
+    "benchmarks": block_benchmarks,
+}
+PATTERN = re.compile(r"(<!-- begin (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
+
+
+def regenerate(text: str) -> tuple[str, list[str]]:
+    """The README with every block rewritten, and the names of the blocks that changed."""
+    changed: list[str] = []
+
+    def sub(m: re.Match) -> str:
+        name = m.group("name")
+        if name not in BLOCKS:
+            raise SystemExit(f"README block {name!r} has no generator")
+        body = "\n" + BLOCKS[name]() + "\n"
+        if body != m.group("body"):
+            changed.append(name)
+        return m.group(1) + body + m.group(4)
+
+    return PATTERN.sub(sub, text), changed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="only check that the README is up to date (exit 1 if not)")
+    args = parser.parse_args()
+    text = README.read_text()
+    new, changed = regenerate(text)
+    if args.check:
+        if changed:
+            print(f"README blocks out of date: {', '.join(changed)} (run python tools/readme.py)")
+            return 1
+        print("README blocks up to date")
+        return 0
+    write_atomic(README, new.encode())
+    print(f"rewrote {', '.join(changed) or 'nothing'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
