@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import signal
 import sys
 import traceback
@@ -321,11 +322,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     if mode == "all":
         return _play_all(walker, args)
     channel = JsonChannel() if args.protocol else TextChannel(game)
+    rng = random.Random(args.seed)
     if mode == "defence":
-        return session.defence(game, channel, secret, args.seed)
-    if mode == "race":
-        return session.race(walker, channel, secret, args.seed, tree=args.tree)
-    return session.offence(walker, channel, secret, args.noise, tree=args.tree)
+        def play(code): return session.defence(game, channel, code or rng.choice(game.codes()))
+    elif mode == "race":
+        def play(code): return session.race(walker, channel, code or rng.choice(game.codes()), tree=args.tree)
+    else:
+        def play(code): return session.offence(walker, channel, code, args.noise, tree=args.tree)
+    if args.protocol:  # programs may play many games in one process
+        return session.serve(channel, game, play, secret)
+    return play(secret)
 
 
 def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:

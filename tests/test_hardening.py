@@ -593,7 +593,8 @@ def test_history_after_a_correction_shows_the_true_counts():
             proc.stdin.flush()
         if e["event"] == "end":
             break
-    proc.wait(10)
+    proc.stdin.close()
+    assert proc.wait(10) == 0
     solved = next(e for e in events if e["event"] == "solved")
     cands = w.game.codes()
     for row in solved["history"]:  # every "remaining" is recomputed from the corrected answers

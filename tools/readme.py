@@ -95,6 +95,39 @@ def block_example_session() -> str:
     return "\n".join(out)
 
 
+def block_protocol_session() -> str:
+    """A real session through the protocol: bulls 3 of 10, secret 385, with a refused and an undone answer."""
+    from strategy.protocol import Player
+    from strategy.rules import feedback, parse_game
+
+    game = parse_game("bulls:3x10")
+    secret = game.parse_code("385")
+    lines = ["$ strategy play trees/bulls-3x10-total.json --protocol"]
+    player = Player.start("trees/bulls-3x10-total.json", env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+    def show(events) -> None:
+        for e in events:
+            lines.append("< " + orjson.dumps({"event": e.kind, **e.fields}).decode())
+
+    show([player.ready])
+    events = player.until_await()
+    show(events)
+    script = ["3,1", None, "undo", None]
+    while True:
+        command = script.pop(0) if script else None
+        if command is None:
+            q = [e for e in player.log if e.kind == "question"][-1]
+            command = game.format_answer(feedback(secret, game.parse_code(q.code)))
+        lines.append(f"> {command}")
+        events = player.send(command)
+        show(events)
+        if any(e.kind == "solved" for e in events):
+            break
+    lines.append("> quit")
+    player.quit()
+    return "```\n" + "\n".join(lines) + "\n```"
+
+
 def block_benchmarks() -> str:
     """Tables written by the benchmark scripts (tools/results/*.md), in name order."""
     parts = []
@@ -108,6 +141,7 @@ BLOCKS = {
     "results": block_results,
     "format-example": block_format_example,
     "example-session": block_example_session,
+    "protocol-session": block_protocol_session,
     "benchmarks": block_benchmarks,
 }
 PATTERN = re.compile(r"(<!-- begin (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)

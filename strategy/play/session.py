@@ -7,12 +7,12 @@ a person (`channels.TextChannel`) or as one JSON object per line for a program
 Standard library only: noisy mode loads the engine when it starts.
 
 Commands, in every mode where they apply: an answer in any notation (`rules.read_answer_text`),
-a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `quit` (or `q`).
+a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `quit` (or `q`); after a game,
+`new [SECRET]` starts the next one (`serve`).
 """
 from __future__ import annotations
 
-import random
-from typing import Protocol
+from typing import Callable, Protocol
 
 from ..rules import Answer, Code, Game, GameError, feedback
 from .walker import Conflict, Contradiction, History, TreeGap, Walker
@@ -223,7 +223,7 @@ class Asker:
             self.guesser = self._new_guesser(q)
         except GameError as e:
             return [refused(f"noisy {q_text or ''}".strip(), str(e))]
-        self.conflict, self.fixing = None, None
+        self.conflict, self.fixing, self.pending = None, None, None  # the next question is noisy mode's
         return [event("noisy", probability=q)]
 
     def _new_guesser(self, q: float):
@@ -288,6 +288,30 @@ def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> di
                  objective=walker.doc.objective if walker else None)
 
 
+def serve(channel: Channel, game: Game, play: Callable[[Code | None], int], secret: Code | None) -> int:
+    """Play games until the input ends: after each finished game, `new [SECRET]` starts another.
+
+    The exit status is that of the last game (0 when it was solved or decided).
+    """
+    status = play(secret)
+    while status == EXIT_SOLVED:
+        channel.emit(event("await", input="new"))
+        line = channel.read()
+        if line is None or line.strip().lower() in QUIT:
+            return status
+        words = line.split()
+        if not words or words[0].lower() != "new" or len(words) > 2:
+            channel.emit(refused(line, "the game is over: type new [SECRET] or quit"))
+            continue
+        try:
+            secret = game.parse_code(words[1]) if len(words) == 2 else None
+        except GameError as e:
+            channel.emit(refused(line, str(e)))
+            continue
+        status = play(secret)
+    return status
+
+
 def _finish(channel: Channel, reason: str, status: int, message: str = "") -> int:
     channel.emit(event("end", reason=reason, exit=status, **({"message": message} if message else {})))
     return status
@@ -332,10 +356,8 @@ def _read_question(game: Game, channel: Channel, number: int) -> Code:
             channel.emit(refused(text, str(e)))
 
 
-def defence(game: Game, channel: Channel, secret: Code | None = None, seed: int | None = None) -> int:
-    """The computer holds a secret and answers the person's questions."""
-    if secret is None:
-        secret = random.Random(seed).choice(game.codes())
+def defence(game: Game, channel: Channel, secret: Code) -> int:
+    """The computer holds `secret` and answers the person's questions."""
     channel.emit(_ready("defence", game, None, None))
     asked: list[dict] = []
     try:
@@ -352,15 +374,14 @@ def defence(game: Game, channel: Channel, secret: Code | None = None, seed: int 
         return _finish(channel, e.reason, EXIT_QUIT if e.reason == "quit" else EXIT_EOF)
 
 
-def race(walker: Walker, channel: Channel, secret: Code | None = None, seed: int | None = None,
-         tree: str | None = None) -> int:
+def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None) -> int:
     """Numeron: both hold a secret and ask in turn; the person asks first, the computer gets the last word.
 
     When the person's answers leave at most two codes for the computer's secret (the person may win at
     the next turn), the computer stops asking for information and asks its most likely secret.
     """
     game = walker.game
-    mine = secret if secret is not None else random.Random(seed).choice(game.codes())
+    mine = secret
     me = Asker(walker, in_race=True)
     their_cands = game.codes()  # what the person may still think my secret is
     asked: list[dict] = []

@@ -1,0 +1,159 @@
+"""Drive `strategy play --protocol` from Python: start a player process and exchange typed events.
+
+Standard library only, so a bot, a GUI or a referee can use it without the engine:
+
+    from strategy.protocol import Player
+
+    with Player.start("trees/bulls-4x10-total.json") as me:
+        question = me.next("question")              # Event(question, code='0123', candidates=5040, ...)
+        events = me.answer(1, 2)                     # everything up to the player's next await
+        ...
+
+Each line the player writes is one JSON object (documented in the README and in
+`strategy/play/protocol.schema.json`); an `Event` gives its fields as attributes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+PROTOCOL_VERSION = 1
+EXIT_SOLVED, EXIT_BAD_INPUT, EXIT_QUIT, EXIT_EOF, EXIT_CONTRADICTION = 0, 2, 3, 4, 5
+
+
+class ProtocolError(Exception):
+    """The player process broke the protocol (or ended) where an event was expected."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line from the player: `kind` is its `event` field; the other fields are attributes."""
+
+    kind: str
+    fields: dict = field(default_factory=dict)
+
+    def __getattr__(self, name: str):
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(f"{self.kind} event has no field {name!r}") from None
+
+    @classmethod
+    def parse(cls, line: str) -> "Event":
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise ProtocolError(f"not a JSON line: {line[:200]!r}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
+            raise ProtocolError(f"not an event: {line[:200]!r}")
+        kind = obj.pop("event")
+        return cls(kind, obj)
+
+
+class Player:
+    """A `strategy play --protocol` process: send command lines, read events."""
+
+    def __init__(self, args: Sequence[str], python: str = sys.executable, env: dict | None = None):
+        self.args = list(args)
+        self.process = subprocess.Popen(
+            [python, "-m", "strategy", "play", *self.args, "--protocol"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, bufsize=1, env=env if env is not None else dict(os.environ))
+        self.log: list[Event] = []  # every event read, in order
+        self.ready = self.next("ready")
+        if self.ready.protocol != PROTOCOL_VERSION:
+            raise ProtocolError(f"the player speaks protocol {self.ready.protocol}, this client {PROTOCOL_VERSION}")
+
+    @classmethod
+    def start(cls, *args: str, **kwargs) -> "Player":
+        """Start a player: the arguments are those of `strategy play` (a tree, --defence --game G, --race, ...)."""
+        return cls(args, **kwargs)
+
+    def __enter__(self) -> "Player":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- reading ----------------------------------------------------------------------------------
+    def read(self) -> Event:
+        """The next event; ProtocolError if the process ended instead."""
+        line = self.process.stdout.readline()
+        if not line:
+            err = self.process.stderr.read() if self.process.poll() is not None else ""
+            raise ProtocolError(f"the player ended (status {self.process.wait()}): {err.strip()[:300]}")
+        event = Event.parse(line)
+        self.log.append(event)
+        return event
+
+    def events(self) -> Iterator[Event]:
+        """Events until the player's next `await` (included), or its last (an `end` it exits after)."""
+        while True:
+            event = self.read()
+            yield event
+            if event.kind == "await" or (event.kind == "end" and event.exit != EXIT_SOLVED):
+                return
+
+    def until_await(self) -> list[Event]:
+        return list(self.events())
+
+    def next(self, kind: str) -> Event:
+        """Read until an event of this kind (ProtocolError if an `await` or `end` comes first)."""
+        while True:
+            event = self.read()
+            if event.kind == kind:
+                return event
+            if event.kind in ("await", "end") and kind not in ("await", "end"):
+                raise ProtocolError(f"expected {kind}, got {event.kind} {event.fields}")
+
+    # -- commands ---------------------------------------------------------------------------------
+    def send(self, line: str) -> list[Event]:
+        """Send one command line; the events it caused, up to the next `await`."""
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return self.until_await()
+
+    def answer(self, hits: int, blows: int) -> list[Event]:
+        return self.send(f"{hits},{blows}")
+
+    def ask(self, code: str) -> list[Event]:
+        return self.send(code)
+
+    def correct(self, number: int, hits: int, blows: int) -> list[Event]:
+        return self.send(f"correct {number} {hits},{blows}")
+
+    def undo(self) -> list[Event]:
+        return self.send("undo")
+
+    def noisy(self, probability: float | None = None) -> list[Event]:
+        return self.send("noisy" if probability is None else f"noisy {probability}")
+
+    def new(self, secret: str | None = None) -> list[Event]:
+        """Start the next game (after an `await` for `new`)."""
+        return self.send("new" if secret is None else f"new {secret}")
+
+    def quit(self) -> int:
+        """Quit and return the exit status."""
+        self.process.stdin.write("quit\n")
+        self.process.stdin.flush()
+        return self.close()
+
+    def close(self) -> int:
+        """End the input (the player exits with the status of its last game) and wait for it."""
+        if self.process.stdin and not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except BrokenPipeError:
+                pass
+        for line in self.process.stdout:  # the remaining events (an `end`, perhaps)
+            self.log.append(Event.parse(line))
+        self.process.stdout.close()
+        self.process.stderr.close()
+        return self.process.wait()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.poll()
