@@ -218,47 +218,84 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    from .engine import compiled, exact
     from .feedback_table import game_table
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
     from .io.verify import measure
-    from .engine import compiled, exact
-    from .search.solve import describe, solve_game
+    from .search.solve import describe, solve_game, validate
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
     check_output(args.output if args.output != "-" else None, "tree file")
-    if args.max_depth is not None and args.objective != "total":
-        raise CommandError("--max-depth applies to the total objective only")
+    check_output(args.partial, "partial tree")
+    for name, what in ((args.store, "store"), (args.log, "log")):
+        if name and os.path.isdir(name):
+            raise CommandError(f"the {what} {quote(name)} is a directory")
+        if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):
+            raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
+    validate(args.objective, args.max_depth)
+    if args.scheduler and args.jobs:
+        raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
     if not args.json:
-        _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs))
+        _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
         if not compiled(exact, "solve"):
-            _log("compiling the search engine (once after install, about 20 s)")
+            _log("compiling the search engine (once after install, about 30 s)")
     gt = game_table(game)
-    report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs, progress=not args.quiet)
+    try:
+        report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
+                            progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
+                            plan=args.plan, on_start=None if args.json else _log)
+    except ConnectionError as e:
+        raise CommandError(str(e)) from None
+    except BaseException as e:
+        _report_partial(getattr(e, "partial", None), game, args)
+        raise
+    run = report.run
     if not args.json:
         for line in report.lines:
             _log(line)
-        s = report.search
-        _log(f"search: {s['nodes']} nodes, {s['probes_tried']} probes tried, {report.run['seconds']} s, "
-             f"{report.run['jobs']} process(es)")
+        reused = f", {run['reused_from_store']} read from the store" if run["reused_from_store"] else ""
+        _log(f"search: {run['nodes']} nodes, {run['probes_tried']} probes tried, {run['tasks']} tasks{reused}, "
+             f"{run['seconds']} s, {run['executor']}")
     if report.tree is None:
         if args.json:
             _print_json({"game": game.spec, "objective": report.objective, "proven": report.proven,
-                         "search": report.search, "run": report.run, "output": None})
+                         "run": report.run, "output": None})
         return EXIT_IMPOSSIBLE
     stats, _ = measure(game, report.tree)
     _check_proof(report, stats)
     generator = {"tool": f"strategy {__version__}", "engine": "exact", "consistent_only": args.consistent_only,
-                 "proven": report.proven, "search": report.search, "run": report.run}
+                 "proven": report.proven, "run": report.run}
     doc = TreeDoc(game, report.tree, report.objective, generator, stats.to_json())
     save(doc, args.output)
     if args.json:
-        _print_json({"game": game.spec, "objective": report.objective, "proven": report.proven, "search": report.search,
+        _print_json({"game": game.spec, "objective": report.objective, "proven": report.proven,
                      "run": report.run, "output": args.output, "stats": stats_json(stats)})
     else:
         _log(f"verified: {summary_line(stats)}")
     return 0
+
+
+def _report_partial(partial, game, args: argparse.Namespace) -> None:
+    """On an interruption: say what is proven, and write the best complete tree found with --partial."""
+    if partial is None:
+        return
+    from .io.report import summary_line
+    from .io.tree import TreeDoc, save
+    from .io.verify import measure
+
+    _log(f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}"
+         f"{f' (average {partial.lower_bound / game.count():.4f})' if partial.costs.name.startswith('total') else ''}")
+    if partial.tree is None:
+        return
+    stats, _ = measure(game, partial.tree)
+    _log(f"best complete tree found: {summary_line(stats)} (not proven optimal)")
+    if args.partial:
+        generator = {"tool": f"strategy {__version__}", "engine": "exact, interrupted", "proven_optimal": False,
+                     "lower_bound": partial.lower_bound, "objective_of_the_search": partial.objective}
+        save(TreeDoc(game, partial.tree, "partial", generator, stats.to_json()), args.partial)
+        _log(f"written to {quote(args.partial)}")
 
 
 def _check_proof(report, stats) -> None:
@@ -437,6 +474,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--jobs", type=int_in(1, MAX_JOBS, "--jobs"), metavar="N",
                    help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)")
+    p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
+    p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task (for tools/simulate_scaling.py)")
+    p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven optimal)")
+    p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
+                   "fine from 8: large refutations split too, more work but no long task)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)

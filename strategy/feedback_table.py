@@ -21,14 +21,29 @@ MAX_TABLE_CODES = 50_000
 _feedback = numba.njit(cache=True)(feedback)
 
 
+def _fill_rows(codes: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray, p: int) -> None:
+    probe = codes[p]
+    for s in range(codes.shape[0]):
+        h, b = _feedback(codes[s], probe)
+        out[p, s] = class_of[h * width + b]
+
+
+_fill_row = numba.njit(cache=True)(_fill_rows)
+
+
 @numba.njit(cache=True, parallel=True)
-def _fill(codes: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray) -> None:
-    n = codes.shape[0]
-    for p in numba.prange(n):
-        probe = codes[p]
-        for s in range(n):
-            h, b = _feedback(codes[s], probe)
-            out[p, s] = class_of[h * width + b]
+def _fill_parallel(codes: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray) -> None:
+    for p in numba.prange(codes.shape[0]):
+        _fill_row(codes, class_of, width, out, p)
+
+
+@numba.njit(cache=True)
+def _fill_serial(codes: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray) -> None:
+    for p in range(codes.shape[0]):
+        _fill_row(codes, class_of, width, out, p)
+
+
+PARALLEL_FILL = 12_000  # below this many codes, starting the thread pool costs more than it saves
 
 
 @numba.njit(cache=True)
@@ -107,5 +122,5 @@ def game_table(game: Game) -> GameTable:
     for i, (h, b) in enumerate(answers):
         class_of[h * width + b] = i
     table = np.empty((count, count), dtype=np.uint8)
-    _fill(codes, class_of, width, table)
+    (_fill_parallel if count > PARALLEL_FILL else _fill_serial)(codes, class_of, width, table)
     return GameTable(game, codes, answers, table, symbol_masks(codes))

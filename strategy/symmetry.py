@@ -6,7 +6,8 @@ earlier question to itself maps the candidate set to itself, so equivalent probe
 give subtrees of equal cost and only the lowest code of each class is searched.
 For a position permutation the symbol map is forced on the symbols already asked;
 symbols never asked are interchangeable and are relabelled in order of appearance, and so
-are asked symbols that no remaining candidate contains.
+are the symbols that no remaining candidate contains ("dead": they score nothing against any
+candidate, asked or not).
 """
 from __future__ import annotations
 
@@ -108,13 +109,13 @@ def _image_not_smaller(code, pi, tau, asked, free, dead, dead_list, img, relabel
     next_dead = 0
     for j in range(n):
         x = img[j]
-        if asked[x]:
-            y = tau[x]
-            if dead[y]:
-                if relabel[y] == -1:
-                    relabel[y] = dead_list[next_dead]
-                    next_dead += 1
-                y = relabel[y]
+        y = tau[x] if asked[x] else x  # never-asked symbols: the relabelling decides
+        if dead[y]:
+            if relabel[y] == -1:
+                relabel[y] = dead_list[next_dead]
+                next_dead += 1
+            img[j] = relabel[y]
+        elif asked[x]:
             img[j] = y
         else:
             if relabel[x] == -1:
@@ -159,14 +160,19 @@ def _lowest_bits(bits, k):
 
 @numba.njit(cache=True)
 def dead_symbols(asked, masks, cand, k, fix_zero):
-    """Asked symbols that no code of `cand` contains (symbol 0 stays put without leading zeros): (mask, count)."""
+    """Symbols that no code of `cand` contains (symbol 0 stays put without leading zeros): (mask, count).
+
+    A probe's answers from `cand` do not change when one dead symbol replaces another, so they are
+    interchangeable; never-asked symbols are dead only all together (the candidates are the codes
+    consistent with questions that never mention them).
+    """
     present = np.int64(0)
     for i in range(cand.shape[0]):
         present |= masks[cand[i]]
     dead = np.zeros(k, dtype=np.bool_)
     count = 0
     for x in range(k):
-        if asked[x] and not (present >> x) & 1 and not (fix_zero and x == 0):
+        if not (present >> x) & 1 and not (fix_zero and x == 0):
             dead[x] = True
             count += 1
     return dead, count
@@ -194,7 +200,7 @@ def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) ->
     n = codes.shape[1]
     dead, n_dead = dead_symbols(asked, masks, cand, k, fix_zero)
     dead_list = np.flatnonzero(dead)
-    is_free = ~asked
+    is_free = ~asked & ~dead
     free = np.flatnonzero(is_free)
     n_free = free.shape[0]
     if pis.shape[0] == 1 and n_free < 2 and n_dead < 2:

@@ -1,23 +1,32 @@
 """The exact search kernel, compiled with numba: min-cost decision trees by branch and bound.
 
-value(S, L) is the least cost of a tree that finds every secret of the candidate set S
-within L questions (L = NO_CAP for no bound). A secret found at question r costs
-W1*r, plus M when r == L. (W1, M) = (1, 0) is the total number of questions;
-(0, 0) is feasibility (0 or INF); (0, 1) counts the secrets needing all L questions.
+value(S, d) is the least cost of a tree that finds every secret of the candidate set S when d
+questions have already been asked. A secret found at question r costs cost[r]: a non-decreasing
+vector, INF beyond a depth bound. cost[r] = r is the total number of questions; 0 up to L and INF
+beyond is feasibility within L; 0 before L and 1 at L counts the secrets needing all L questions;
+issue-specific vectors (a race against a fixed tree, "found within k") fit the same recurrence:
 
-    value(S, L) = W1*|S| + min over probes g of sum over non-winning answers f of value(S_f, L-1)
+    value(S, d) = min over probes g of cost[d+1]·[g in S] + sum over non-winning answers f of value(S_f, d+1)
 
 Bounds: a tree whose probes split a set into at most b non-winning parts finds at most
-b^(r-1) secrets at question r, so filling levels greedily (`level_fill`) bounds every part;
-b measured on a set stays valid for its subsets. Parts of one or two secrets are solved
-by that formula exactly. Before any recursion every part of a probe is bounded by
-`bound_set`: the transposition table, then a scan of the part's own candidates (a question
-that cannot be the secret finds nobody at its first level), which often proves the part's
-value outright. Probes are tried by increasing bound, parts largest first with the cut-off
-left by the others' bounds; a scan stops at the first probe whose exact value meets the
-node's lower bound. Results (exact values, or lower bounds from a cut-off search) go to a
-fixed-size transposition table keyed by a 128-bit hash of (S, L). Only one probe per
-symmetry class (`symmetry.canonical_probes`) is searched.
+b^(j-1) secrets at its j-th level, so filling levels greedily (`level_fill`) bounds every part;
+b measured on a set stays valid for its subsets. Parts of one or two secrets are solved exactly
+by that formula. Before any recursion every part of a probe is bounded by `bound_set`: the
+transposition table, then a scan of the part's own candidates (a question that cannot be the
+secret finds nobody at its first level), which often proves the part's value outright.
+
+Scanning probes is most of the work, so it has three kernels, chosen by the size of the set:
+up to 15 secrets, 4-bit counters packed in one 64-bit word per probe, accumulated over every code
+of the game (a contiguous, vectorised loop) and evaluated in closed form (while parts are small the
+bound of a part of k secrets is alpha·k + beta); up to 255 secrets, byte counters over every code;
+larger sets, counters for the canonical probes only (one per symmetry class,
+`symmetry.canonical_probes`), which near the root are few. After a scan over every code, only the
+probes whose bound is below the cut-off are reduced to their symmetry classes.
+
+Probes are tried by increasing bound, parts largest first with the cut-off left by the others'
+bounds; a scan stops at the first probe whose exact value meets the node's lower bound. Results
+(exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
+by a 128-bit hash of (S, d). The driver can stop a running search through `control`.
 """
 from __future__ import annotations
 
@@ -28,95 +37,404 @@ from ..feedback_table import split
 from ..symmetry import canonical_probes, dead_symbols, stabiliser
 
 INF = np.int64(1 << 40)
-NO_CAP = 1000  # "no depth bound": the child of NO_CAP is NO_CAP
 
-# params vector
-P_W1, P_M, P_CLASSES, P_WIN, P_SYMBOLS, P_FIX_ZERO, P_CONSISTENT = range(7)
+# params vector; SHIFT: cost[r] = r with no depth bound, so value(S, d) = value(S, 0) + d·|S| and the
+# transposition table keeps values relative to depth 0 (a set reached at two depths is solved once)
+P_CLASSES, P_WIN, P_SYMBOLS, P_FIX_ZERO, P_CONSISTENT, P_SHIFT = range(6)
 # counters vector
-C_NODES, C_TT_HITS, C_SHORTCUTS, C_PROBES = range(4)
-# control vector, written by the driver while a search runs: STOP set means return at once (no result)
-K_STOP = 0
+C_NODES, C_TT_HITS, C_SHORTCUTS, C_PROBES, C_PAIRS = range(5)
+N_COUNTERS = 5
+# control vector, written by the driver while a search runs: STOP set means return at once (no result);
+# BETA is a cut-off the driver may lower while a task runs (read by the task's top-level call only)
+K_STOP, K_BETA = 0, 1
 
 EXACT = np.int64(1 << 32)
 SIZE_SHIFT = 33
+PACKED_MAX = 15  # sets up to this size use 4-bit counters
+BYTES_MAX = 255  # up to this size, byte counters over every code
+TABLE_DEPTHS = 24  # level-fill bounds are tabulated for nodes up to this depth (deeper ones compute them)
 
 
 @numba.njit(cache=True)
-def level_fill(m: int, b: int, L: int, w1: int, M: int) -> int:
-    """Least conceivable cost of m secrets under branching b and depth bound L (INF if they cannot fit)."""
-    return _fill_levels(m, b, L, w1, M, 1)
+def fill_levels(m, b, d, cost, first):
+    """Least conceivable cost of m secrets at a node with d questions asked and branching b.
 
-
-@numba.njit(cache=True)
-def level_fill_after_miss(m: int, b: int, L: int, w1: int, M: int) -> int:
-    """The same bound when the first question cannot be the secret: nobody is found at question 1."""
-    return _fill_levels(m, b, L, w1, M, 0)
-
-
-@numba.njit(cache=True)
-def _fill_levels(m, b, L, w1, M, first):
+    `first` = 1: the next question may find one secret; 0: it cannot (a probe outside the set).
+    INF when the secrets cannot fit before the depth bound.
+    """
     if m == 0:
         return 0
-    cost = 0
+    total = 0
     left = m
-    cap = first
-    r = 1
+    width = 1
+    r = d + 1
     if first == 0:
-        if L < 2:
-            return INF
-        cap = b
-        r = 2
+        width = b
+        r = d + 2
     while left > 0:
-        if r > L:
+        if r >= cost.shape[0] or cost[r] >= INF or width == 0:
             return INF
-        take = cap if cap < left else left
-        c = w1 * r
-        if r == L:
-            c += M
-        cost += take * c
+        take = width if width < left else left
+        total += take * cost[r]
         left -= take
-        if cap <= left:
-            cap *= b
+        width = width * b if width * b < m else m
         r += 1
-    return cost
+    return total
+
+
+def make_scratch(n_codes: int, n_classes: int) -> tuple:
+    """Work arrays shared by the scans of one search (each scan is done before the next begins):
+    packed words lo/hi, byte lanes E0/O0/E1/O1, byte counters, and per-code bounds and exact flags."""
+    word = np.zeros(n_codes, dtype=np.uint64)
+    two = n_codes if 16 < n_classes <= 32 else 0
+    counts = np.zeros((n_codes if n_classes > 32 else 0, n_classes), dtype=np.uint8)
+    return (word, np.zeros(n_codes, dtype=np.uint64), np.zeros(n_codes, dtype=np.uint64),
+            np.zeros(n_codes, dtype=np.uint64), np.zeros(two, dtype=np.uint64), np.zeros(two, dtype=np.uint64),
+            counts, np.zeros(n_codes, dtype=np.int64), np.zeros(n_codes, dtype=np.bool_))
 
 
 @numba.njit(cache=True)
-def child_cap(L: int) -> int:
-    return L if L >= NO_CAP else L - 1
+def make_bounds(cost, b_max, d_max, k_max):
+    """The level-fill bounds of the objective, tabulated: (cost, first may hit [b, d, k], first misses [b, d, k]).
+
+    Every node bounds its set and every part of every probe it tries, so these are looked up, not recomputed.
+    """
+    hit = np.empty((b_max + 1, d_max + 1, k_max + 1), dtype=np.int64)
+    miss = np.empty((b_max + 1, d_max + 1, k_max + 1), dtype=np.int64)
+    for b in range(b_max + 1):
+        for d in range(d_max + 1):
+            for k in range(k_max + 1):
+                hit[b, d, k] = fill_levels(k, b, d, cost, 1)
+                miss[b, d, k] = fill_levels(k, b, d, cost, 0)
+    return cost, hit, miss
 
 
 @numba.njit(cache=True)
-def scan(table, S, probes, L, b, params, lb, sumsq, exact, stop_at):
-    """Bound every probe on S into lb/sumsq/exact; return (largest number of non-winning parts, -1).
+def lfill(bounds, m, b, d, first):
+    """fill_levels from the tables when they cover (m, b, d)."""
+    cost, hit, miss = bounds
+    if m < hit.shape[2] and d < hit.shape[1] and b < hit.shape[0]:
+        return hit[b, d, m] if first else miss[b, d, m]
+    return fill_levels(m, b, d, cost, first)
 
-    A probe that leaves all of S in one part gets INF (it makes no progress). A probe whose
-    parts are all exact and whose value is `stop_at` (a proven lower bound) is optimal: the
-    scan stops there and returns its position instead of -1.
+
+@numba.njit(cache=True)
+def level_fill(m, b, d, bounds):
+    """Least conceivable cost of m secrets at a node with d questions asked (INF if they cannot fit)."""
+    return lfill(bounds, m, b, d, 1)
+
+
+@numba.njit(cache=True)
+def trivial(n, d, bounds):
+    """Exact value of one or two secrets (the first is asked first)."""
+    cost = bounds[0]
+    if n == 1:
+        return cost[d + 1] if d + 1 < cost.shape[0] else INF
+    if d + 2 >= cost.shape[0] or cost[d + 2] >= INF:
+        return INF
+    return cost[d + 1] + cost[d + 2]
+
+
+@numba.njit(cache=True)
+def part_bounds(n, b, d, bounds):
+    """part_bound[k] = level_fill(k, b, d + 1): the bound of a part of k secrets, k = 0..n."""
+    cost, hit, miss = bounds
+    if n < hit.shape[2] and d + 1 < hit.shape[1] and b < hit.shape[0]:
+        return hit[b, d + 1, :n + 1]
+    out = np.empty(n + 1, dtype=np.int64)
+    for k in range(n + 1):
+        out[k] = fill_levels(k, b, d + 1, cost, 1)
+    return out
+
+
+# -- scan kernels -----------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def count_packed(table, S, probes, every, acc):
+    """4-bit counters of the answer classes of S, one 64-bit word per probe (n <= 15, <= 16 classes).
+
+    `every`: for every code of the game, a contiguous loop the compiler vectorises; else for `probes`.
+    """
+    if every:
+        N = table.shape[0]
+        acc[:N] = 0
+        for i in range(S.shape[0]):
+            row = table[S[i]]
+            for p in range(N):
+                acc[p] += np.uint64(1) << np.uint64(4 * row[p])
+        return N
+    P = probes.shape[0]
+    acc[:P] = 0
+    for i in range(S.shape[0]):
+        row = table[S[i]]
+        for j in range(P):
+            acc[j] += np.uint64(1) << np.uint64(4 * row[probes[j]])
+    return P
+
+
+@numba.njit(cache=True)
+def evaluate_packed(acc, P, n, d, b, bounds, win, lb, ex):
+    """Bounds of the first P probes from their packed counters; returns the largest number of parts.
+
+    While every part is small enough for two levels (k <= b + 1) the bound of a part of k secrets is
+    alpha·k + beta, so a probe's bound is a few bit operations on its word.
+    """
+    pb = part_bounds(n, b, d, bounds)
+    hit = bounds[0][d + 1]
+    wsh = np.uint64(4 * win)
+    keep = ~(np.uint64(15) << wsh)
+    m1 = np.uint64(0x1111111111111111)
+    alpha = pb[2] - pb[1] if n >= 2 else 0
+    beta_ = pb[1] - alpha
+    linear = pb[n] < INF
+    for k in range(2, n + 1):
+        if pb[k] - pb[k - 1] != alpha:
+            linear = False
+    b_here = 0
+    for p in range(P):
+        a = acc[p]
+        w = np.int64((a >> wsh) & np.uint64(15))
+        x = a & keep
+        nz = (x | (x >> np.uint64(1)) | (x >> np.uint64(2)) | (x >> np.uint64(3))) & m1
+        parts = np.int64((nz * m1) >> np.uint64(60))
+        big = ((x >> np.uint64(2)) | (x >> np.uint64(3)) | (x & (x >> np.uint64(1)))) & m1
+        if parts > b_here:
+            b_here = parts
+        ex[p] = big == 0
+        if linear:
+            total = w * hit + alpha * (n - w) + beta_ * parts
+        else:
+            total = w * hit
+            y = x
+            while y:
+                total += pb[np.int64(y & np.uint64(15))]
+                y >>= np.uint64(4)
+        lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+    return b_here
+
+
+@numba.njit(cache=True)
+def count_lanes(table, S, probes, every, lo, hi, E0, O0, E1, O1):
+    """Byte counters of the answer classes of S per probe (n <= 255, <= 32 classes), in lanes.
+
+    S is counted in chunks of 15 with 4-bit counters (classes 0-15 in `lo`, 16-31 in `hi`), each
+    chunk widened into bytes: even classes into E, odd into O. Every loop runs over contiguous
+    arrays; with `every` over every code, else over `probes`.
+    """
+    P = table.shape[0] if every else probes.shape[0]
+    n = S.shape[0]
+    m4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+    two = E1.shape[0] > 0
+    E0[:P] = 0
+    O0[:P] = 0
+    if two:
+        E1[:P] = 0
+        O1[:P] = 0
+    for start in range(0, n, PACKED_MAX):
+        stop = min(n, start + PACKED_MAX)
+        if two:
+            lo[:P] = 0
+            hi[:P] = 0
+            for i in range(start, stop):
+                row = table[S[i]]
+                for p in range(P):
+                    c = np.uint64(row[p] if every else row[probes[p]])
+                    one = np.uint64(1) << ((np.uint64(4) * c) & np.uint64(63))
+                    lo[p] += one if c < 16 else np.uint64(0)
+                    hi[p] += one if c >= 16 else np.uint64(0)
+        else:
+            count_packed(table, S[start:stop], probes, every, lo)
+        for p in range(P):
+            a = lo[p]
+            E0[p] += a & m4
+            O0[p] += (a >> np.uint64(4)) & m4
+        if two:
+            for p in range(P):
+                a = hi[p]
+                E1[p] += a & m4
+                O1[p] += (a >> np.uint64(4)) & m4
+    return P
+
+
+@numba.njit(cache=True)
+def _nonzero_lanes(x):
+    """1 in the low bit of each byte lane of x that is not zero (SWAR)."""
+    H = np.uint64(0x8080808080808080)
+    L7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+    return ((((x & L7) + L7) | x) & H) >> np.uint64(7)
+
+
+@numba.njit(cache=True)
+def _lanes_above(x, t):
+    """Nonzero when some byte lane of x exceeds t (t < 127)."""
+    H = np.uint64(0x8080808080808080)
+    L7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+    return (((x & L7) + np.uint64(0x7F - t) * np.uint64(0x0101010101010101)) | x) & H
+
+
+@numba.njit(cache=True)
+def _excess(x, t):
+    """Sum over the byte lanes of x of max(0, lane - t): a saturating subtraction, then a byte sum."""
+    H = np.uint64(0x8080808080808080)
+    L = np.uint64(0x0101010101010101)
+    dd = (x | H) - np.uint64(t) * L
+    m = ((dd & H) >> np.uint64(7)) * np.uint64(255)
+    return np.int64((((dd ^ H) & m) * L) >> np.uint64(56))
+
+
+@numba.njit(cache=True)
+def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
+    """Bounds of the first P probes from their byte lanes; returns the largest number of parts.
+
+    A part of k secrets is bounded by c1 + c2·(k - 1) + (c3 - c2)·max(0, k - b - 1) while k fits in
+    three levels (k <= 1 + b + b²), so a probe's bound is w·hit + c1·parts + c2·(n - w - parts)
+    + (c3 - c2)·excess, with parts and excess counted by SWAR on eight lanes at a time.
+    """
+    pb = part_bounds(n, b, d, bounds)
+    hit = bounds[0][d + 1]
+    two = E1.shape[0] > 0
+    word = (win % 2) + (0 if win < 16 else 2)
+    wsh = np.uint64(8 * ((win % 16) // 2))
+    wclear = ~(np.uint64(255) << wsh)
+    t = b + 1
+    t3 = b + 1 + b * b
+    c1 = pb[1]
+    c2 = pb[2] - pb[1] if n >= 2 else 0
+    c3 = pb[t + 1] - pb[t] if n > t else 0
+    top = min(n, t3)
+    shape_ok = pb[top] < INF and pb[top] == c1 + c2 * (top - 1) + (c3 - c2) * max(0, top - t)
+    check3 = n > t3
+    if check3 and t3 >= 127:
+        shape_ok = False
+    zero = np.uint64(0)
+    b_here = 0
+    for p in range(P):
+        x0 = E0[p]
+        x1 = O0[p]
+        x2 = E1[p] if two else zero
+        x3 = O1[p] if two else zero
+        if word == 0:
+            w = np.int64((x0 >> wsh) & np.uint64(255))
+            x0 &= wclear
+        elif word == 1:
+            w = np.int64((x1 >> wsh) & np.uint64(255))
+            x1 &= wclear
+        elif word == 2:
+            w = np.int64((x2 >> wsh) & np.uint64(255))
+            x2 &= wclear
+        else:
+            w = np.int64((x3 >> wsh) & np.uint64(255))
+            x3 &= wclear
+        nz = _nonzero_lanes(x0) + _nonzero_lanes(x1) + _nonzero_lanes(x2) + _nonzero_lanes(x3)
+        parts = np.int64((nz * np.uint64(0x0101010101010101)) >> np.uint64(56))
+        if parts > b_here:
+            b_here = parts
+        ex[p] = (_lanes_above(x0, 2) | _lanes_above(x1, 2) | _lanes_above(x2, 2) | _lanes_above(x3, 2)) == 0
+        over = check3 and (_lanes_above(x0, t3) | _lanes_above(x1, t3) | _lanes_above(x2, t3)
+                           | _lanes_above(x3, t3)) != 0
+        if shape_ok and not over:
+            total = w * hit + c1 * parts + c2 * (n - w - parts)
+            if n > t:
+                total += (c3 - c2) * (_excess(x0, t) + _excess(x1, t) + _excess(x2, t) + _excess(x3, t))
+        else:
+            total = w * hit
+            for x in (x0, x1, x2, x3):
+                while x:
+                    total += pb[np.int64(x & np.uint64(255))]
+                    x >>= np.uint64(8)
+        lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+    return b_here
+
+
+@numba.njit(cache=True)
+def count_bytes(table, S, probes, every, counts):
+    """Byte counters per probe and class (games with more than 32 answers); `every` as in count_packed."""
+    if every:
+        N = table.shape[0]
+        counts[:N] = 0
+        for i in range(S.shape[0]):
+            row = table[S[i]]
+            for p in range(N):
+                counts[p, row[p]] += 1
+        return N
+    P = probes.shape[0]
+    counts[:P] = 0
+    for i in range(S.shape[0]):
+        row = table[S[i]]
+        for j in range(P):
+            counts[j, row[probes[j]]] += 1
+    return P
+
+
+@numba.njit(cache=True)
+def evaluate_bytes(counts, P, n, d, b, bounds, n_classes, win, lb, ex):
+    """Bounds of the first P probes from their byte counters; returns the largest number of parts."""
+    pb = part_bounds(n, b, d, bounds)
+    hit = bounds[0][d + 1]
+    b_here = 0
+    for p in range(P):
+        total = 0
+        parts = 0
+        big = False
+        for c in range(n_classes):
+            k = np.int64(counts[p, c])
+            if k == 0:
+                continue
+            if c == win:
+                total += hit
+                continue
+            parts += 1
+            total += pb[k]
+            if k > 2:
+                big = True
+        if parts > b_here:
+            b_here = parts
+        ex[p] = not big
+        lb[p] = INF if (parts == 1 and counts[p, win] == 0) or total >= INF else total
+    return b_here
+
+
+@numba.njit(cache=True)
+def fast_bounds(table, S, probes, every, d, b, bounds, n_classes, win, scratch):
+    """Bounds of every code (`every`) or of `probes` on a set of at most 255 secrets, into scratch.lb/ex.
+
+    Returns the largest number of parts. Up to 15 secrets and 16 answers: one packed word per probe;
+    up to 32 answers: byte lanes; more answers: a byte per class.
+    """
+    lo, hi, E0, O0, E1, O1, counts, lb, ex = scratch
+    n = S.shape[0]
+    if n <= PACKED_MAX and n_classes <= 16:
+        P = count_packed(table, S, probes, every, lo)
+        return evaluate_packed(lo, P, n, d, b, bounds, win, lb, ex)
+    if n_classes <= 32:
+        P = count_lanes(table, S, probes, every, lo, hi, E0, O0, E1, O1)
+        return evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex)
+    P = count_bytes(table, S, probes, every, counts)
+    return evaluate_bytes(counts, P, n, d, b, bounds, n_classes, win, lb, ex)
+
+
+@numba.njit(cache=True)
+def scan(table, S, probes, d, b, bounds, n_classes, win, lb, sumsq, ex):
+    """Bounds of the given probes on S (counters per probe); returns the largest number of parts.
+
+    A probe that leaves all of S in one part gets INF (it makes no progress).
     """
     n = S.shape[0]
-    w1 = params[P_W1]
-    M = params[P_M]
-    win = params[P_WIN]
-    n_classes = params[P_CLASSES]
     P = probes.shape[0]
-    # Count parts secret by secret: table rows are contiguous over probes (the table is symmetric),
-    # which streams memory instead of gathering one byte per cache line.
     counts = np.zeros((P, n_classes), dtype=np.int32)
     for i in range(n):
         row = table[S[i]]
         for pi in range(P):
             counts[pi, row[probes[pi]]] += 1
-    cl = child_cap(L)
-    part_bound = np.empty(n + 1, dtype=np.int64)
-    for m in range(n + 1):
-        part_bound[m] = level_fill(m, b, cl, w1, M)
+    pb = part_bounds(n, b, d, bounds)
+    hit = bounds[0][d + 1]
     b_here = 0
     for pi in range(P):
-        total = w1 * n
+        total = 0
         sq = 0
         parts = 0
-        is_exact = True
+        big = False
         useless = False
         for c in range(n_classes):
             k = counts[pi, c]
@@ -124,33 +442,65 @@ def scan(table, S, probes, L, b, params, lb, sumsq, exact, stop_at):
                 continue
             sq += k * k
             if c == win:
+                total += hit
                 continue
             parts += 1
             if k == n:
                 useless = True
             if k > 2:
-                is_exact = False
-            total += part_bound[k]
+                big = True
+            total += pb[k]
         if parts > b_here:
             b_here = parts
-        if useless or total >= INF:
-            total = INF
-        lb[pi] = total
+        lb[pi] = INF if useless or total >= INF else total
         sumsq[pi] = sq
-        exact[pi] = is_exact
-        if is_exact and total == stop_at:
-            return b_here, pi
-    return b_here, -1
+        ex[pi] = not big
+    return b_here
 
 
 @numba.njit(cache=True)
-def _keys(S, L, zs):
-    k1 = zs[2, L]
-    k2 = zs[3, L]
+def squares_from_counters(scratch, probes, n, n_classes):
+    """Sum of squared part sizes of each probe (orders probes of equal bound), read from the counters
+    that `fast_bounds` left in scratch for every code."""
+    lo, hi, E0, O0, E1, O1, counts = scratch[:7]
+    out = np.empty(probes.shape[0], dtype=np.int64)
+    for pi in range(probes.shape[0]):
+        p = probes[pi]
+        sq = 0
+        if n <= PACKED_MAX and n_classes <= 16:
+            a = lo[p]
+            while a:
+                k = np.int64(a & np.uint64(15))
+                sq += k * k
+                a >>= np.uint64(4)
+        elif n_classes <= 32:
+            for a in (E0[p], O0[p], E1[p] if E1.shape[0] > 0 else np.uint64(0), O1[p] if O1.shape[0] > 0 else np.uint64(0)):
+                while a:
+                    k = np.int64(a & np.uint64(255))
+                    sq += k * k
+                    a >>= np.uint64(8)
+        else:
+            for c in range(n_classes):
+                k = np.int64(counts[p, c])
+                sq += k * k
+        out[pi] = sq
+    return out
+
+
+# -- the transposition table -------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _keys(S, d, zs, params):
+    """The 128-bit key of (S, d) and the offset between stored and true values (see P_SHIFT)."""
+    shift = params[P_SHIFT] != 0
+    dk = 0 if shift else d
+    k1 = zs[2, dk]
+    k2 = zs[3, dk]
     for i in range(S.shape[0]):
         k1 ^= zs[0, S[i]]
         k2 ^= zs[1, S[i]]
-    return k1, k2
+    return k1, k2, (d * S.shape[0] if shift else 0)
 
 
 @numba.njit(cache=True)
@@ -191,14 +541,7 @@ def tt_store(tt, k1, k2, value, probe, is_exact, n):
     tt[target, 3] = info
 
 
-@numba.njit(cache=True)
-def trivial(n, L, w1, M):
-    """Exact value of one or two secrets (the first is asked first)."""
-    if n == 1:
-        return w1 + (M if L == 1 else 0)
-    if L < 2:
-        return INF
-    return 3 * w1 + (M if L == 2 else 0)
+# -- probes of a node ---------------------------------------------------------------------------------
 
 
 @numba.njit(cache=True)
@@ -232,102 +575,66 @@ def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history
 
 
 @numba.njit(cache=True)
-def bound_set(table, params, zs, tt, counters, S, L, b):
-    """Cheap bound of S: (value, probe) when it is exact, else (lower bound, -1).
+def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b, bounds, history,
+                 beta, stop_at, scratch):
+    """Bounds of the probes worth trying at a node.
 
-    Uses the transposition table, level filling and a scan of the candidates only: a
-    non-candidate costs at least level_fill_after_miss, and a candidate whose parts are all
-    solved exactly and which meets the resulting bound is optimal.
+    Returns (probes, their bounds, sums of squares, exact flags, b_here, stop, fail_lb): `probes`
+    are canonical and have a bound below `beta`; `stop` >= 0 is a probe that is proven optimal
+    (all parts exact and its bound equals `stop_at`), in which case nothing else is returned;
+    `fail_lb` is the least bound among the probes left out (INF if none).
     """
     n = S.shape[0]
-    w1 = params[P_W1]
-    M = params[P_M]
-    if n <= 2:
-        return trivial(n, L, w1, M), S[0]
-    lb0 = level_fill(n, b, L, w1, M)
-    k1, k2 = _keys(S, L, zs)
-    slot = tt_find(tt, k1, k2)
-    if slot >= 0:
-        counters[C_TT_HITS] += 1
-        info = tt[slot, 3]
-        if info & EXACT:
-            return tt[slot, 2], info & 0xFFFFFFFF
-        if tt[slot, 2] > lb0:
-            lb0 = tt[slot, 2]
-    if lb0 >= INF:
-        return INF, -1
-    lb = np.empty(n, dtype=np.int64)
-    sq = np.empty(n, dtype=np.int64)
-    ex = np.empty(n, dtype=np.bool_)
-    _, stop = scan(table, S, S, L, b, params, lb, sq, ex, lb0)
-    if stop >= 0:
-        counters[C_SHORTCUTS] += 1
-        tt_store(tt, k1, k2, lb0, S[stop], True, n)
-        return lb0, S[stop]
-    node_lb = INF if params[P_CONSISTENT] else level_fill_after_miss(n, b, L, w1, M)
-    for i in range(n):
-        if lb[i] < node_lb:
-            node_lb = lb[i]
-    if node_lb < lb0:
-        node_lb = lb0
-    for i in range(n):
-        if ex[i] and lb[i] == node_lb:
-            counters[C_SHORTCUTS] += 1
-            tt_store(tt, k1, k2, node_lb, S[i], True, n)
-            return node_lb, S[i]
-    return node_lb, -1
-
-
-@numba.njit(cache=True, nogil=True)
-def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, classes, S, L, beta, history, b_parent,
-          hint, only_probe, control):
-    """(value, probe) of S within L questions if value < beta; otherwise (lower bound >= beta, -1).
-
-    `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
-    `only_probe` >= 0 evaluates that first question alone (nothing is stored for S then).
-    When control[K_STOP] is set the search returns at once without storing anything; its result
-    is then meaningless. The GIL is released, so a driver thread can set it while this runs.
-    """
-    if control[K_STOP] != 0:
-        return INF, -1
-    n = S.shape[0]
-    w1 = params[P_W1]
-    M = params[P_M]
-    if only_probe >= 0:
-        lb0 = level_fill(n, b_parent, L, w1, M)
-    elif hint < 0:
-        lb0, probe = bound_set(table, params, zs, tt, counters, S, L, b_parent)
-        if probe >= 0:
-            return lb0, probe
-    else:
-        lb0 = hint
-    k1, k2 = _keys(S, L, zs)
-    if lb0 >= beta:
-        if only_probe < 0:
-            tt_store(tt, k1, k2, lb0, 0, False, n)
-        return lb0, -1
-    cl = child_cap(L)
     n_classes = params[P_CLASSES]
-
-    counters[C_NODES] += 1
-    if only_probe >= 0:
-        probes = np.full(1, only_probe, dtype=all_probes.dtype)
-    else:
-        probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
+    win = params[P_WIN]
+    N = codes.shape[0]
+    empty = np.empty(0, dtype=all_probes.dtype)
+    e64 = np.empty(0, dtype=np.int64)
+    eb = np.empty(0, dtype=np.bool_)
+    every_code = params[P_CONSISTENT] == 0 and n <= BYTES_MAX
+    lb_all = scratch[7]
+    ex_all = scratch[8]
+    if every_code:
+        counters[C_PAIRS] += n * N
+        b_here = fast_bounds(table, S, all_probes, True, d, b, bounds, n_classes, win, scratch)
+        fail_lb = INF
+        alive = 0
+        for p in range(N):
+            v = lb_all[p]
+            if v == stop_at and ex_all[p]:
+                return empty, e64, e64, eb, b_here, p, INF
+            if v < beta:
+                alive += 1
+            elif v < fail_lb:
+                fail_lb = v
+        cand = np.empty(alive, dtype=all_probes.dtype)
+        alive = 0
+        for p in range(N):
+            if lb_all[p] < beta:
+                cand[alive] = p
+                alive += 1
+        k = params[P_SYMBOLS]
+        probes = canonical_probes(codes, masks, cand, history, perms, k, params[P_FIX_ZERO] != 0, S)
+        P = probes.shape[0]
+        lb = np.empty(P, dtype=np.int64)
+        ex = np.empty(P, dtype=np.bool_)
+        for i in range(P):
+            lb[i] = lb_all[probes[i]]
+            ex[i] = ex_all[probes[i]]
+        sq = squares_from_counters(scratch, probes, n, n_classes)
+        return probes, lb, sq, ex, b_here, -1, fail_lb
+    probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
     P = probes.shape[0]
+    counters[C_PAIRS] += n * P
     lb = np.empty(P, dtype=np.int64)
     sq = np.empty(P, dtype=np.int64)
     ex = np.empty(P, dtype=np.bool_)
-    b_here, stop = scan(table, S, probes, L, b_parent, params, lb, sq, ex, -1 if only_probe >= 0 else lb0)
-    if only_probe >= 0:
-        b_here = b_parent  # one probe's parts say nothing about the branching of other probes
-    if stop >= 0:
-        tt_store(tt, k1, k2, lb0, probes[stop], True, n)
-        return lb0, probes[stop]
-    # only probes whose bound is below the cut-off can matter: sort those by bound, then sum of squares
+    b_here = scan(table, S, probes, d, b, bounds, n_classes, win, lb, sq, ex)
     fail_lb = INF
     alive = 0
     for pi in range(P):
+        if lb[pi] == stop_at and ex[pi]:
+            return empty, e64, e64, eb, b_here, probes[pi], INF
         if lb[pi] < beta:
             alive += 1
         elif lb[pi] < fail_lb:
@@ -338,12 +645,113 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
         if lb[pi] < beta:
             keep[alive] = pi
             alive += 1
-    by_sq = keep[np.argsort(sq[keep], kind="mergesort")]
+    return probes[keep], lb[keep], sq[keep], ex[keep], b_here, -1, fail_lb
+
+
+# -- the search ---------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b):
+    """Cheap bound of S: (value, probe) when it is exact, else (lower bound, -1).
+
+    Uses the transposition table, level filling and a scan of the candidates only: a
+    non-candidate costs at least the level filling that finds nobody at the first question,
+    and a candidate whose parts are all solved exactly and which meets the resulting bound is optimal.
+    """
+    n = S.shape[0]
+    if n <= 2:
+        return trivial(n, d, bounds), S[0]
+    lb0 = level_fill(n, b, d, bounds)
+    k1, k2, off = _keys(S, d, zs, params)
+    slot = tt_find(tt, k1, k2)
+    if slot >= 0:
+        counters[C_TT_HITS] += 1
+        info = tt[slot, 3]
+        if info & EXACT:
+            return tt[slot, 2] + off, info & 0xFFFFFFFF
+        if tt[slot, 2] + off > lb0:
+            lb0 = tt[slot, 2] + off
+    if lb0 >= INF:
+        return INF, -1
+    counters[C_PAIRS] += n * n
+    if n <= BYTES_MAX:
+        fast_bounds(table, S, S, False, d, b, bounds, params[P_CLASSES], params[P_WIN], scratch)
+        lb = scratch[7]
+        ex = scratch[8]
+    else:
+        lb = np.empty(n, dtype=np.int64)
+        sq = np.empty(n, dtype=np.int64)
+        ex = np.empty(n, dtype=np.bool_)
+        scan(table, S, S, d, b, bounds, params[P_CLASSES], params[P_WIN], lb, sq, ex)
+    node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, 0)
+    for i in range(n):
+        if lb[i] < node_lb:
+            node_lb = lb[i]
+    if node_lb < lb0:
+        node_lb = lb0
+    for i in range(n):
+        if ex[i] and lb[i] == node_lb:
+            counters[C_SHORTCUTS] += 1
+            tt_store(tt, k1, k2, node_lb - off, S[i], True, n)
+            return node_lb, S[i]
+    return node_lb, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
+          S, d, beta, history, b_parent, hint, only_probe, control, live):
+    """(value, probe) of S at depth d if value < beta; otherwise (lower bound >= beta, -1).
+
+    `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
+    `only_probe` >= 0 evaluates that first question alone (nothing is stored for S then).
+    When control[K_STOP] is set the search returns at once without storing anything; its result
+    is then meaningless. With `live` (a task's top-level call) the cut-off also follows
+    control[K_BETA], which the driver lowers when other tasks improve its bound. The GIL is
+    released, so a driver thread can write `control` while this runs.
+    """
+    if control[K_STOP] != 0:
+        return INF, -1
+    n = S.shape[0]
+    if only_probe >= 0:
+        lb0 = level_fill(n, b_parent, d, bounds)
+    elif hint < 0:
+        lb0, probe = bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b_parent)
+        if probe >= 0:
+            return lb0, probe
+    else:
+        lb0 = hint
+    k1, k2, off = _keys(S, d, zs, params)
+    if lb0 >= beta:
+        if only_probe < 0:
+            tt_store(tt, k1, k2, lb0 - off, 0, False, n)
+        return lb0, -1
+    n_classes = params[P_CLASSES]
+    counters[C_NODES] += 1
+    if only_probe >= 0:
+        probes = np.full(1, only_probe, dtype=all_probes.dtype)
+        lb = np.empty(1, dtype=np.int64)
+        sq = np.empty(1, dtype=np.int64)
+        ex = np.empty(1, dtype=np.bool_)
+        scan(table, S, probes, d, b_parent, bounds, n_classes, params[P_WIN], lb, sq, ex)
+        b_here = b_parent  # one probe's parts say nothing about the branching of other probes
+        fail_lb = INF
+        if lb[0] >= beta:
+            return lb[0], -1
+    else:
+        probes, lb, sq, ex, b_here, stop, fail_lb = probe_bounds(
+            table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
+            beta, lb0, scratch)
+        if stop >= 0:
+            tt_store(tt, k1, k2, lb0 - off, stop, True, n)
+            return lb0, stop
+    by_sq = np.argsort(sq, kind="mergesort")
     order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
 
     # a typed -1: a literal argument would make numba compile a second overload of this recursive
     # function, and cached overloads that call each other crash when loaded (numba issue 6713)
     no_probe = np.int64(-1)
+    no_live = np.int64(0)
     child_history = np.empty(history.shape[0] + 1, dtype=history.dtype)
     child_history[:-1] = history
     best = beta
@@ -352,7 +760,13 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
     part_lb = np.empty(n_classes, dtype=np.int64)
     part_exact = np.empty(n_classes, dtype=np.bool_)
     sizes = np.empty(n_classes, dtype=np.int64)
+    hit = bounds[0][d + 1]
     for oi in range(order.shape[0]):
+        if live and control[K_BETA] < best:  # the driver lowered the cut-off
+            if best_probe >= 0 and best < fail_lb:
+                fail_lb = best  # a proven value, now above the cut-off: still a lower bound of S
+            best = control[K_BETA]
+            best_probe = -1
         pi = order[oi]
         bound = lb[pi]
         if bound >= best:
@@ -366,21 +780,26 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
             break  # later probes have bounds >= this exact value
         counters[C_PROBES] += 1
         members, starts = split(table, S, probe, n_classes)
-        # bound every part cheaply (parts may turn out exact), then solve the rest largest first
-        total = w1 * n
+        # the level fills of the parts (with this node's branching, at least the scan's bound), improved
+        # part by part, largest first, with each part's own bound (often exact) until the probe is refuted
+        total = hit if starts[win + 1] > starts[win] else 0
         for c in range(n_classes):
             m = starts[c + 1] - starts[c] if c != win else 0
             sizes[c] = m
-            if m == 0:
-                part_lb[c] = 0
-                part_exact[c] = True
-                continue
-            v, q = bound_set(table, params, zs, tt, counters, members[starts[c]:starts[c + 1]], cl, b_here)
+            part_lb[c] = lfill(bounds, m, b_here, d + 1, 1)
+            part_exact[c] = m <= 2
+            total += part_lb[c]
+        part_order = np.argsort(-sizes, kind="mergesort")
+        for ci in range(n_classes):
+            c = part_order[ci]
+            if sizes[c] <= 2 or total >= best:
+                break
+            v, q = bound_set(table, params, bounds, zs, tt, counters, scratch, members[starts[c]:starts[c + 1]],
+                             d + 1, b_here)
+            total += v - part_lb[c]
             part_lb[c] = v
             part_exact[c] = q >= 0
-            total += v
         if total < best:
-            part_order = np.argsort(-sizes, kind="mergesort")
             child_history[-1] = probe
             for ci in range(n_classes):
                 c = part_order[ci]
@@ -389,13 +808,18 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
                 if part_exact[c]:
                     continue
                 v, _ = solve(
-                    table, codes, masks, perms, all_probes, params, zs, tt, counters, classes,
-                    members[starts[c]:starts[c + 1]], cl, best - total + part_lb[c], child_history, b_here, part_lb[c],
-                    no_probe, control,
+                    table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
+                    members[starts[c]:starts[c + 1]], d + 1, best - total + part_lb[c], child_history,
+                    b_here, part_lb[c], no_probe, control, no_live,
                 )
                 if control[K_STOP] != 0:
                     return INF, -1
                 total += v - part_lb[c]
+                if live and control[K_BETA] < best:
+                    if best_probe >= 0 and best < fail_lb:
+                        fail_lb = best
+                    best = control[K_BETA]
+                    best_probe = -1
                 if total >= best:
                     break
         if total < best:
@@ -408,7 +832,36 @@ def solve(table, codes, masks, perms, all_probes, params, zs, tt, counters, clas
     if only_probe >= 0:
         return (best, best_probe) if best_probe >= 0 else (fail_lb, -1)
     if best_probe >= 0:
-        tt_store(tt, k1, k2, best, best_probe, True, n)
+        tt_store(tt, k1, k2, best - off, best_probe, True, n)
         return best, best_probe
-    tt_store(tt, k1, k2, fail_lb, 0, False, n)
+    tt_store(tt, k1, k2, fail_lb - off, 0, False, n)
     return fail_lb, -1
+
+
+@numba.njit(cache=True)
+def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
+           S, d, value, history, b_parent, control):
+    """The canonical question of S at depth d, whose exact value is `value`: (probe, b_here).
+
+    The first probe, in the order (bound, sum of squares, code), whose value equals `value`. Values
+    are facts, so the choice, and the tree built from it, depend on the game and the bounds vector
+    only: not on the search order, the cut-offs, the executor or what the transposition table holds.
+    """
+    n = S.shape[0]
+    if n <= 2:
+        return S[0], b_parent
+    probes, lb, sq, ex, b_here, stop, fail = probe_bounds(
+        table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
+        value + 1, -1, scratch)
+    by_sq = np.argsort(sq, kind="mergesort")
+    order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
+    no_live = np.int64(0)
+    for oi in range(order.shape[0]):
+        pi = order[oi]
+        if lb[pi] > value:
+            break
+        v, _ = solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
+                     S, d, value + 1, history, b_parent, np.int64(-1), np.int64(probes[pi]), control, no_live)
+        if v == value:
+            return probes[pi], b_here
+    return -1, b_here

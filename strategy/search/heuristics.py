@@ -123,8 +123,11 @@ def build(
     first: int | None = None,
     seed: int = 0,
     progress: bool = True,
+    candidates: np.ndarray | None = None,
+    history: tuple[int, ...] = (),
 ) -> dict:
-    """The complete tree of `strategy` over every secret of the game, as nested dicts."""
+    """The complete tree of `strategy` over every secret of the game (or over `candidates`, the codes
+    left after the questions `history`), as nested dicts."""
     if strategy not in STRATEGIES:
         raise GameError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     rng = np.random.default_rng(seed)
@@ -134,8 +137,9 @@ def build(
     n_classes, win = len(gt.answers), gt.win
     threads = numba.get_num_threads()
     root: dict = {}
-    stack: list[tuple[dict, np.ndarray, tuple[int, ...]]] = [(root, all_probes, ())]
-    bar = tqdm(total=gt.size, unit="secret", delay=1.0, disable=not progress, desc=strategy)
+    start = all_probes if candidates is None else np.asarray(candidates, dtype=np.int32)
+    stack: list[tuple[dict, np.ndarray, tuple[int, ...]]] = [(root, start, tuple(int(h) for h in history))]
+    bar = tqdm(total=len(start), unit="secret", delay=1.0, disable=not progress, desc=strategy)
     while stack:
         node, cand, history = stack.pop()
         if len(cand) == 1:
@@ -170,3 +174,9 @@ def build(
             node["next"] = children
     bar.close()
     return root
+
+
+def build_subtree(gt: GameTable, candidates: np.ndarray, history, strategy: str = "expected-size",
+                  consistent_only: bool = False) -> dict:
+    """A greedy tree for the secrets `candidates` left after the questions `history` (no progress bar)."""
+    return build(gt, strategy, consistent_only, progress=False, candidates=candidates, history=tuple(history))

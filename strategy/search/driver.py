@@ -1,0 +1,534 @@
+"""The solve driver: one exact search as many tasks, on any executor, resumable from a store.
+
+The value of a large candidate set near the root is found in this process, one probe at a time:
+a probe's parts are independent sets, each wanted below the budget the other parts leave. Sets
+deeper or smaller than `expand` says become tasks (`worker.run_task`: the engine solves the set and
+extracts its canonical subtree). A set tries its first probe (in the canonical order: bound, sum of
+squares, code) before the others, which then only have to refute it; every cut-off only decreases,
+reaches running tasks through the executor, and a probe is abandoned as soon as its parts prove it
+cannot win. Ties go to the earlier probe (a later probe must be strictly better, an earlier one may
+equal the incumbent), so the tree is the canonical tree of `worker.Engine.extract`, whatever the
+executor, the order in which tasks finish, or what was read back from the store.
+
+Ready work is taken in depth-first order of its position in the search (`path`), so free workers
+are given the most promising work first.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import orjson
+
+from ..engine import exact
+from ..engine.exact import INF
+from ..feedback_table import split
+from .executors import Finished
+from .store import Store, set_key
+from .worker import Engine, Result, Spec, Task, tree_node
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which sets the driver splits itself (depth <= max_depth, more than min_size secrets): their first
+    probe is split into its parts; their other probes run as one task each, unless the set has more than
+    split_probes secrets (then they are split too, so that no task holds a large part of the work)."""
+
+    min_size: int = 150
+    max_depth: int = 2
+    split_probes: int = 400
+
+    def expands(self, n: int, d: int) -> bool:
+        return d <= self.max_depth and n > self.min_size
+
+
+NO_SPLIT = Plan(min_size=1 << 30, max_depth=-1)
+COARSE = Plan(split_probes=1 << 30)  # few workers: refutations stay whole (least total work)
+FINE = Plan()  # many workers: large refutations are split too (more work, no task holds much of it)
+PLANS = {"coarse": COARSE, "fine": FINE}
+FINE_FROM_SLOTS = 8
+
+
+def plan_for(slots: int) -> Plan:
+    """The granularity that suits this many workers."""
+    return FINE if slots >= FINE_FROM_SLOTS else COARSE
+
+
+class SetNode:
+    """The value of S at depth d, wanted below a cut-off that only decreases."""
+
+    def __init__(self, drv: "Driver", S: np.ndarray, d: int, history: np.ndarray, b: int,
+                 parent: "ProbeNode | None", path: tuple):
+        self.drv, self.S, self.d, self.history, self.b = drv, S, d, history, b
+        self.parent, self.path = parent, path
+        self.n = len(S)
+        self.key = set_key(drv.spec.costs.key, d, S)
+        self.lb = int(exact.level_fill(self.n, b, d, drv.engine.bounds))  # proven lower bound
+        self.value: int | None = None  # exact value once known
+        self.tree: dict | None = None
+        self.done = False
+        self.cancelled = False
+        self.handle: int | None = None  # the leaf task, when it is one
+        self.seconds = 0.0
+        self.counted = 0  # secrets reported to the progress bar
+        # expansion
+        self.probes: list[tuple[int, int, int]] | None = None  # (probe, bound, sum of squares), canonical order
+        self.b_here = b
+        self.launched: dict[int, ProbeNode] = {}
+        self.proven: dict[int, int] = {}  # probe position -> proven lower bound (refuted)
+        self.incumbent = INF
+        self.incumbent_pos = -1
+        self.phase_two = False
+
+    # -- bounds -------------------------------------------------------------------------------------
+    def cutoff(self) -> int:
+        return self.drv.root_beta if self.parent is None else self.parent.budget(self)
+
+    def cutoff_for(self, pos: int) -> int:
+        """A probe at `pos` must beat the incumbent (or equal it when it comes earlier in the order)."""
+        inc = self.incumbent + (1 if pos < self.incumbent_pos else 0) if self.incumbent < INF else INF
+        return min(self.cutoff(), inc)
+
+    def bound(self) -> int:
+        return self.value if self.value is not None else self.lb
+
+    def on_winning_line(self) -> bool:
+        node = self
+        while node.parent is not None:
+            probe = node.parent
+            if probe.pos != 0:
+                return False
+            node = probe.owner
+        return True
+
+    # -- life ---------------------------------------------------------------------------------------
+    def bound_cheaply(self) -> None:
+        """The engine's cheap bound (transposition table, level filling, candidate scan); exact sets resolve now."""
+        drv = self.drv
+        stored = drv.store.get(self.key) if drv.store else None
+        if stored is not None:
+            drv.reused += 1
+            if stored.exact:
+                self.value, self.tree, self.done, self.lb = stored.value, stored.tree, True, stored.value
+                drv.resolved(self)
+                return
+            self.lb = max(self.lb, stored.value)
+        e = drv.engine
+        if self.n <= 2:
+            value = int(exact.trivial(self.n, self.d, e.bounds))
+        else:
+            value, probe = exact.bound_set(e.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch,
+                                           self.S, np.int64(self.d), np.int64(self.b))
+            value = int(value)
+            if probe < 0:
+                self.lb = max(self.lb, value)
+                return
+        if value >= INF:
+            self.lb = INF
+            return
+        self.value, self.done, self.lb = value, True, value
+        self.tree = e.extract(self.S, self.d, value, self.history, self.b)
+        drv.resolved(self)
+
+    def start(self) -> None:
+        drv = self.drv
+        if self.cancelled or self.done:
+            return
+        stored = drv.store.get(self.key) if drv.store else None
+        if stored is not None:
+            drv.reused += 1
+            if stored.exact:
+                return self.resolve(stored.value, stored.tree, 0.0)
+            self.lb = max(self.lb, stored.value)
+        if self.n <= 2:
+            value = int(exact.trivial(self.n, self.d, drv.engine.bounds))
+            return self.resolve(value, drv.engine.extract(self.S, self.d, value, self.history, self.b), 0.0)
+        if self.lb >= self.cutoff():
+            return self.fail(self.lb)
+        if drv.plan.expands(self.n, self.d):
+            return self.expand()
+        drv.submit(self)
+
+    def expand(self) -> None:
+        """List the probes worth trying, in the canonical order, and start the first."""
+        drv = self.drv
+        probes, lb, sq, b_here = drv.probe_list(self.S, self.d, self.history, self.b, self.cutoff())
+        self.b_here = b_here
+        self.probes = [(int(p), int(v), int(s)) for p, v, s in zip(probes, lb, sq)]
+        if self.probes:
+            self.lb = max(self.lb, min(v for _, v, _ in self.probes))
+        if not self.probes:
+            return self.fail(max(self.lb, self.cutoff()))
+        drv.push(self.path + (0,), ("probe", self, 0))
+
+    def launch(self, pos: int) -> None:
+        if self.done or self.cancelled or pos in self.launched or pos in self.proven:
+            return
+        probe, bound, _ = self.probes[pos]
+        if bound >= self.cutoff_for(pos):
+            self.proven[pos] = bound
+            return self.check()
+        self.launched[pos] = ProbeNode(self, pos, probe)
+        if pos == 0 or self.n > self.drv.plan.split_probes:
+            self.launched[pos].start()  # the likely winner (its parts must be solved anyway), or a large set
+        else:
+            self.launched[pos].submit()  # most others are refuted fast by the engine's own ordering
+
+    def probe_finished(self, pos: int, value: int, exact_value: bool) -> None:
+        """A probe's outcome: its exact value, or a proven lower bound."""
+        if self.done:
+            return
+        if exact_value and (value < self.incumbent or (value == self.incumbent and pos < self.incumbent_pos)):
+            if self.incumbent_pos >= 0:
+                self.proven[self.incumbent_pos] = self.incumbent  # the former incumbent's exact value
+            self.incumbent, self.incumbent_pos = value, pos
+            self.drv.cutoffs_changed = True
+        elif not exact_value or value > self.incumbent or pos > self.incumbent_pos:
+            self.proven[pos] = value
+        if not self.phase_two:
+            self.phase_two = True
+            for later in range(1, len(self.probes)):
+                self.drv.push(self.path + (later,), ("probe", self, later))
+        self.check()
+
+    def check(self) -> None:
+        """Resolve once no probe can still change the answer."""
+        if self.done or not self.phase_two:
+            return
+        if any(not p.done for p in self.launched.values()):
+            return
+        untried = [pos for pos in range(len(self.probes)) if pos not in self.launched and pos not in self.proven]
+        for pos in untried:
+            if self.probes[pos][1] < self.cutoff_for(pos):
+                return  # still queued: it will run
+            self.proven[pos] = self.probes[pos][1]
+        lower = min([self.incumbent] + list(self.proven.values()))
+        if self.incumbent < INF and lower >= self.incumbent and all(
+                v > self.incumbent or pos > self.incumbent_pos for pos, v in self.proven.items()):
+            winner = self.launched[self.incumbent_pos]
+            tree = winner.tree if winner.tree is not None else tree_node(
+                self.drv.engine.gt.code_str(winner.probe),
+                {answer: part.tree for answer, part in sorted(winner.answers.items())})
+            return self.resolve(self.incumbent, tree, sum(p.seconds() for p in self.launched.values()))
+        self.fail(max(lower, self.lb))
+
+    def resolve(self, value: int, tree: dict | None, seconds: float) -> None:
+        self.value, self.tree, self.done = value, tree, True
+        self.lb = max(self.lb, value)
+        self.seconds = seconds
+        self.drv.resolved(self)
+        if self.parent is not None:
+            self.parent.part_finished(self)
+
+    def fail(self, lb: int) -> None:
+        self.lb = max(self.lb, lb)
+        self.done = True
+        self.drv.resolved(self)
+        if self.parent is not None:
+            self.parent.part_finished(self)
+
+    def cancel(self) -> None:
+        if self.done or self.cancelled:
+            return
+        self.cancelled = True
+        if self.handle is not None:
+            self.drv.cancel(self)
+        for probe in self.launched.values():
+            probe.cancel()
+
+
+class ProbeNode:
+    """One probe of a set: hit + the sum of its parts' values, each part a SetNode; or one task that
+    evaluates the probe whole (`submit`)."""
+
+    def __init__(self, owner: SetNode, pos: int, probe: int):
+        self.owner, self.pos, self.probe = owner, pos, probe
+        self.done = False
+        self.parts: list[SetNode] = []
+        self.answers: dict[str, SetNode] = {}
+        self.hit = 0
+        self.handle: int | None = None
+        self.tree: dict | None = None
+        self.task_seconds = 0.0
+        self.lb = owner.probes[pos][1]
+        self.key = owner.key + f"/{probe}"
+        self.n, self.d, self.path = owner.n, owner.d, owner.path + (pos,)
+        self.cancelled = False
+
+    def submit(self) -> None:
+        self.owner.drv.submit(self)
+
+    def task(self, beta: int) -> Task:
+        o = self.owner
+        return Task(self.key, o.S, o.d, o.history, o.b, int(beta), probe=self.probe)
+
+    def task_finished(self, r: Result) -> None:
+        """The probe task's outcome: exact value (and subtree), or a lower bound."""
+        self.task_seconds = r.seconds
+        self.done = True
+        if r.exact:
+            self.tree = r.tree
+            self.owner.probe_finished(self.pos, r.value, True)
+        else:
+            self.lb = max(self.lb, r.value)
+            self.owner.probe_finished(self.pos, r.value, False)
+
+    def start(self) -> None:
+        owner, drv = self.owner, self.owner.drv
+        gt = drv.engine.gt
+        members, starts = split(gt.table, owner.S, self.probe, len(gt.answers))
+        self.hit = int(drv.engine.bounds[0][owner.d + 1]) if starts[gt.win + 1] > starts[gt.win] else 0
+        history = np.append(owner.history, self.probe).astype(np.int64)
+        sizes = [(starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win]
+        for i, (m, c) in enumerate(sorted(sizes, key=lambda x: (-x[0], x[1]))):
+            if m == 0:
+                continue
+            part = SetNode(drv, members[starts[c]:starts[c + 1]].copy(), owner.d + 1, history, owner.b_here, self,
+                           owner.path + (self.pos, i))
+            self.parts.append(part)
+            self.answers[gt.answer_str(c)] = part
+        # as the engine does: bound every part cheaply first (often exactly), and drop the probe if that refutes it
+        for part in self.parts:
+            if self.total() >= self.cutoff():
+                break
+            part.bound_cheaply()
+        if self.total() >= self.cutoff() or any(p.done and p.value is None for p in self.parts):
+            self.done = True
+            return owner.probe_finished(self.pos, max(self.total(), self.cutoff()), False)
+        if all(p.value is not None for p in self.parts):
+            self.done = True
+            return owner.probe_finished(self.pos, self.total(), True)
+        for part in self.parts:
+            if part.value is None:
+                drv.push(part.path, ("set", part))
+
+    def cutoff(self) -> int:
+        return self.owner.cutoff_for(self.pos)
+
+    def proven(self) -> int:
+        """What is established about this probe so far."""
+        if self.handle is not None or self.tree is not None:
+            return self.lb
+        return self.hit + sum(_proven(p) for p in self.parts) if self.parts else self.lb
+
+    def total(self) -> int:
+        return self.hit + sum(p.bound() for p in self.parts)
+
+    def budget(self, part: SetNode) -> int:
+        cut = self.cutoff()
+        return cut if cut >= INF else cut - (self.total() - part.bound())
+
+    def seconds(self) -> float:
+        return self.task_seconds + sum(p.seconds for p in self.parts)
+
+    def part_finished(self, part: SetNode) -> None:
+        if self.done:
+            return
+        self.owner.drv.cutoffs_changed = True
+        total = self.total()
+        if all(p.value is not None for p in self.parts):
+            self.done = True
+            return self.owner.probe_finished(self.pos, total, True)
+        if total >= self.cutoff() or (part.value is None and part.done):
+            self.done = True
+            self.cancel()
+            return self.owner.probe_finished(self.pos, max(total, self.cutoff()), False)
+
+    def cancel(self) -> None:
+        if self.handle is not None and not self.done:
+            self.cancelled = True
+            self.owner.drv.cancel(self)
+        for part in self.parts:
+            if not part.done:
+                part.cancel()
+
+
+@dataclass
+class Outcome:
+    """What the driver proved: the exact value and tree, or a lower bound (and how it ran)."""
+
+    value: int
+    exact: bool
+    tree: dict | None
+    lower_bound: int
+    tasks: int
+    reused: int
+    worker_seconds: float
+    lost: int
+
+
+class Driver:
+    def __init__(self, engine: Engine, spec: Spec, executor, store: Store | None = None, plan: Plan = Plan(),
+                 log: Callable[[dict], None] | None = None, progress: Callable[[int], None] | None = None):
+        self.engine, self.spec, self.executor, self.store, self.plan = engine, spec, executor, store, plan
+        self.log, self.progress = log, progress
+        self.ready: list = []
+        self._order = itertools.count()
+        self.running: dict[int, SetNode] = {}
+        self.sent_cutoff: dict[int, int] = {}
+        self.cutoffs_changed = False
+        self.tasks = 0
+        self.counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
+        self.reused = 0
+        self.lost = 0
+        self.worker_seconds = 0.0
+        self.root_beta = INF
+        self.started = time.perf_counter()
+        self.event_of: dict[int, int] = {}  # handle -> task number, for the log
+        self.trigger: int | None = None  # the task whose completion is being handled (released what is pushed now)
+        self.after: dict[int, int | None] = {}  # handle -> the task that released it
+
+    def push(self, path: tuple, item: tuple) -> None:
+        """Ready work; it remembers the task whose completion released it (for the log's dependencies)."""
+        heapq.heappush(self.ready, (path, next(self._order), item, self.trigger))
+
+    def probe_list(self, S, d, history, b, beta):
+        """Canonical probes with a bound below beta, in the canonical order, and the set's branching."""
+        e = self.engine
+        args = e._args()
+        probes, lb, sq, ex, b_here, stop, fail = exact.probe_bounds(
+            args[0], args[1], args[2], args[3], args[4], args[5], args[7], args[10], args[9], S, np.int64(d),
+            np.int64(b), args[6], history, np.int64(beta), np.int64(-1), args[11])
+        order = np.lexsort((sq, lb))  # stable: equal (bound, squares) keep code order
+        return probes[order], lb[order], sq[order], int(b_here)
+
+    # -- tasks -------------------------------------------------------------------------------------
+    def submit(self, node) -> None:
+        """Run a set (SetNode) or a probe (ProbeNode) as one task."""
+        beta = node.cutoff()
+        if isinstance(node, ProbeNode):
+            task = node.task(beta)
+        else:
+            task = Task(node.key, node.S, node.d, node.history, node.b, int(beta))
+        node.handle = self.executor.submit(self.spec, task)
+        self.running[node.handle] = node
+        self.sent_cutoff[node.handle] = int(beta)
+        self.tasks += 1
+        self.event_of[node.handle] = self.tasks
+        self.after[node.handle] = self.trigger
+
+    def cancel(self, node: SetNode) -> None:
+        if node.handle in self.running:
+            self.executor.cancel(node.handle)
+
+    def finished(self, f: Finished) -> None:
+        node = self.running.pop(f.handle, None)
+        self.sent_cutoff.pop(f.handle, None)
+        after = self.after.pop(f.handle, None)
+        if node is None:
+            return
+        self.trigger = self.event_of.get(f.handle)
+        if f.result is None:  # the worker died: run it again
+            self.lost += 1
+            node.handle = None
+            if not node.cancelled:
+                self.submit(node)
+            return
+        r: Result = f.result
+        self.worker_seconds += r.seconds
+        if r.counters:
+            self.counters += np.asarray(r.counters, dtype=np.int64)
+        if self.log:
+            self.log({"task": self.event_of.get(f.handle), "after": after, "key": node.key, "size": node.n,
+                      "depth": node.d, "probe": isinstance(node, ProbeNode),
+                      "path": list(node.path), "seconds": round(r.seconds, 4), "worker": r.worker,
+                      "value": r.value, "exact": r.exact, "stopped": r.stopped or node.cancelled,
+                      "finished": round(time.perf_counter() - self.started, 4)})
+        if r.stopped or node.cancelled:
+            return
+        if isinstance(node, ProbeNode):
+            node.handle = None
+            node.task_finished(r)
+        elif r.exact:
+            node.resolve(r.value, r.tree, r.seconds)
+        else:
+            node.fail(r.value)
+
+    def resolved(self, node: SetNode) -> None:
+        if self.store is not None and not node.cancelled and (node.value is not None or node.lb < INF):
+            if node.value is not None:
+                self.store.put(node.key, node.n, node.d, node.value, True, node.tree, node.seconds)
+            elif node.lb > 0:
+                self.store.put(node.key, node.n, node.d, node.lb, False, None, node.seconds)
+        if self.progress and node.value is not None and node.on_winning_line():
+            gained = node.n - node.counted
+            walk = node
+            while walk is not None:
+                walk.counted += gained
+                walk = walk.parent.owner if walk.parent is not None else None
+            if gained > 0:
+                self.progress(gained)
+
+    def push_cutoffs(self) -> None:
+        """Tell running tasks about lower cut-offs."""
+        if not self.cutoffs_changed:
+            return
+        self.cutoffs_changed = False
+        for handle, node in list(self.running.items()):
+            if node.cancelled:
+                continue
+            owner_done = node.owner.done if isinstance(node, ProbeNode) else (
+                node.parent is not None and node.parent.done)
+            if owner_done and not node.done:
+                node.cancel()
+                continue
+            beta = node.cutoff()
+            if beta < self.sent_cutoff.get(handle, INF):
+                self.sent_cutoff[handle] = int(beta)
+                self.executor.set_cutoff(handle, int(beta))
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def solve(self, S: np.ndarray, beta: int = INF) -> Outcome:
+        e = self.engine
+        self.root_beta = beta
+        root = SetNode(self, S, 0, np.zeros(0, dtype=np.int64), e.root_branching, None, ())
+        self.root = root
+        self.push((), ("set", root))
+        try:
+            while not root.done:
+                while self.ready and self.executor.running() < self.executor.slots:
+                    _, _, item, self.trigger = heapq.heappop(self.ready)
+                    if item[0] == "set":
+                        item[1].start()
+                    else:
+                        item[1].launch(item[2])
+                self.push_cutoffs()
+                if root.done:
+                    break
+                if not self.executor.running():
+                    if not self.ready:
+                        raise RuntimeError("the search stalled (no task running, nothing ready)")
+                    continue
+                for f in self.executor.done(0.2):
+                    self.finished(f)
+                self.push_cutoffs()
+        finally:
+            if self.store is not None:
+                self.store.commit()
+        return Outcome(root.value if root.value is not None else root.lb, root.value is not None, root.tree, root.lb,
+                       self.tasks, self.reused, self.worker_seconds, self.lost)
+
+    def lower_bound(self) -> int:
+        """What is proven about the root so far (for an interrupted run)."""
+        return _proven(self.root)
+
+
+def _proven(node: SetNode) -> int:
+    """A lower bound of a set from what its search has established so far."""
+    if node.value is not None:
+        return node.value
+    if node.probes is None:
+        return node.lb
+    bounds = []
+    for pos, (_, bound, _) in enumerate(node.probes):
+        if pos in node.proven:
+            bounds.append(node.proven[pos])
+        elif pos in node.launched:
+            bounds.append(node.launched[pos].proven())
+        else:
+            bounds.append(bound)
+    return max(node.lb, min(bounds)) if bounds else node.lb

@@ -1,0 +1,306 @@
+"""Where the driver's tasks run: in this process, in local worker processes, or on a Dask cluster.
+
+All three take the same tasks (`worker.Task`) and give back the same results (`worker.Result`);
+only how a running task hears about a lower cut-off differs: shared memory for local processes, a
+Dask Variable polled by the task on a cluster. A worker that dies loses only its current tasks:
+the executor reports them lost and the driver submits them again.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+import multiprocessing
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from ..engine import exact
+from .worker import Result, Spec, Task, run_task
+
+SLOTS = 4096  # tasks in flight at once, at most (each has two int64 of shared control)
+
+
+@dataclass
+class Finished:
+    """A task's outcome: its result, or None when its worker was lost (submit it again)."""
+
+    handle: int
+    result: Result | None
+
+
+class InProcess:
+    """Run tasks one at a time in this process (small games, --jobs 1)."""
+
+    name = "in this process"
+    slots = 1
+
+    def __init__(self):
+        self._queue: dict[int, tuple[Spec, Task, np.ndarray]] = {}
+        self._ids = itertools.count()
+
+    def submit(self, spec: Spec, task: Task) -> int:
+        handle = next(self._ids)
+        control = np.zeros(2, dtype=np.int64)
+        control[exact.K_BETA] = task.beta
+        self._queue[handle] = (spec, task, control)
+        return handle
+
+    def running(self) -> int:
+        return len(self._queue)
+
+    def done(self, timeout: float) -> list[Finished]:
+        if not self._queue:
+            return []
+        handle = next(iter(self._queue))
+        spec, task, control = self._queue[handle]
+        result = run_task(spec, task, control)
+        del self._queue[handle]
+        return [Finished(handle, result)]
+
+    def set_cutoff(self, handle: int, beta: int) -> None:
+        if handle in self._queue:
+            control = self._queue[handle][2]
+            control[exact.K_BETA] = min(int(control[exact.K_BETA]), beta)
+
+    def cancel(self, handle: int) -> None:
+        self._queue.pop(handle, None)
+
+    def close(self) -> None:
+        self._queue.clear()
+
+
+# -- local worker processes -------------------------------------------------------------------------
+
+_SHARED: dict = {}
+
+
+def _init_local(shm_name: str) -> None:
+    """A local worker: leaves signals to the driver (which terminates it), dies with it, maps the controls."""
+    from .solve import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+    shm = shared_memory.SharedMemory(name=shm_name)
+    _SHARED["shm"] = shm
+    _SHARED["controls"] = np.ndarray((SLOTS, 2), dtype=np.int64, buffer=shm.buf)
+
+
+def _run_local(spec: Spec, task: Task) -> Result:
+    return run_task(spec, task, _SHARED["controls"][task.slot])
+
+
+class LocalProcesses:
+    """Worker processes on this machine (spawned, each with its own table and engine)."""
+
+    def __init__(self, jobs: int):
+        self.slots = jobs
+        self.name = f"{jobs} local processes"
+        self._shm = shared_memory.SharedMemory(create=True, size=SLOTS * 16)
+        self.controls = np.ndarray((SLOTS, 2), dtype=np.int64, buffer=self._shm.buf)
+        self._free = list(range(SLOTS - 1, -1, -1))
+        self._futures: dict[cf.Future, int] = {}
+        self._slot_of: dict[int, int] = {}
+        self._ids = itertools.count()
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_init_local, initargs=(self._shm.name,))
+
+    def submit(self, spec: Spec, task: Task) -> int:
+        handle = next(self._ids)
+        slot = self._free.pop()
+        self.controls[slot, exact.K_STOP] = 0
+        self.controls[slot, exact.K_BETA] = task.beta
+        task.slot = slot
+        self._slot_of[handle] = slot
+        self._futures[self._pool.submit(_run_local, spec, task)] = handle
+        return handle
+
+    def running(self) -> int:
+        return len(self._futures)
+
+    def done(self, timeout: float) -> list[Finished]:
+        if not self._futures:
+            return []
+        finished, _ = cf.wait(list(self._futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        out = []
+        broken = False
+        for future in finished:
+            handle = self._futures.pop(future)
+            self._free.append(self._slot_of.pop(handle))
+            if future.cancelled():
+                continue
+            try:
+                out.append(Finished(handle, future.result()))
+            except cf.process.BrokenProcessPool:
+                broken = True
+                out.append(Finished(handle, None))
+        if broken:  # a worker died: the pool is unusable; its other tasks are lost too
+            for future, handle in list(self._futures.items()):
+                self._free.append(self._slot_of.pop(handle))
+                out.append(Finished(handle, None))
+            self._futures.clear()
+            self._kill_pool()
+            self._pool = self._new_pool()
+        return out
+
+    def set_cutoff(self, handle: int, beta: int) -> None:
+        slot = self._slot_of.get(handle)
+        if slot is not None and beta < self.controls[slot, exact.K_BETA]:
+            self.controls[slot, exact.K_BETA] = beta
+
+    def cancel(self, handle: int) -> None:
+        slot = self._slot_of.get(handle)
+        if slot is not None:
+            self.controls[slot, exact.K_STOP] = 1
+        for future, h in self._futures.items():
+            if h == handle:
+                future.cancel()
+                break
+
+    def worker_pids(self) -> list[int]:
+        return [p.pid for p in (self._pool._processes or {}).values()]
+
+    def _kill_pool(self) -> None:
+        processes = list((self._pool._processes or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            if p.is_alive():
+                p.terminate()
+        for p in processes:
+            p.join(timeout=5)
+
+    def close(self) -> None:
+        try:
+            self._kill_pool()
+        finally:
+            self._shm.close()
+            self._shm.unlink()
+
+
+# -- a Dask cluster -----------------------------------------------------------------------------------
+
+POLL_SECONDS = 0.5
+
+
+def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
+    """On a Dask worker: run the task while a thread follows the driver's cut-offs for it."""
+    from distributed import Variable, get_client
+
+    control = np.zeros(2, dtype=np.int64)
+    control[exact.K_BETA] = task.beta
+    stop = threading.Event()
+    client = get_client()  # from the task's thread: the follower thread has no client of its own
+
+    def follow() -> None:
+        variable = Variable(cutoffs_name, client=client)
+        while not stop.wait(POLL_SECONDS):
+            try:
+                cutoffs = variable.get(timeout=5)
+            except Exception:  # the driver went away or is busy: keep the current cut-off
+                continue
+            beta = cutoffs.get(handle) if isinstance(cutoffs, dict) else None
+            if beta is None:
+                continue
+            if beta < 0:
+                control[exact.K_STOP] = 1
+            elif beta < control[exact.K_BETA]:
+                control[exact.K_BETA] = beta
+
+    watcher = threading.Thread(target=follow, daemon=True)
+    watcher.start()
+    try:
+        return run_task(spec, task, control)
+    finally:
+        stop.set()
+
+
+class DaskCluster:
+    """A running Dask scheduler with its workers (`dask scheduler`, `dask worker ADDRESS`)."""
+
+    def __init__(self, address: str):
+        from distributed import Client, Variable
+
+        try:
+            self.client = Client(address, timeout=30)
+        except Exception as e:  # OSError, TimeoutError: one line for the user
+            raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+        workers = self.client.scheduler_info().get("workers", {})
+        threads = sum(w.get("nthreads", 1) for w in workers.values()) or 1
+        self.slots = threads
+        self.name = f"Dask at {address} ({len(workers)} workers, {threads} threads)"
+        self._run = uuid.uuid4().hex[:12]
+        self._cutoffs: dict[int, int] = {}
+        self._dirty = False
+        self._last_push = 0.0
+        self._variable = Variable(f"strategy-cutoffs-{self._run}", client=self.client)
+        self._variable.set({})
+        self._futures: dict = {}
+        self._ids = itertools.count()
+
+    def submit(self, spec: Spec, task: Task) -> int:
+        handle = next(self._ids)
+        future = self.client.submit(_run_dask, spec, task, self._variable.name, handle, pure=False,
+                                    key=f"strategy-{self._run}-{handle}")
+        self._futures[future] = handle
+        return handle
+
+    def running(self) -> int:
+        return len(self._futures)
+
+    def done(self, timeout: float) -> list[Finished]:
+        from distributed import wait
+
+        self._push()
+        if not self._futures:
+            return []
+        try:
+            finished = wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            return []
+        out = []
+        for future in finished:
+            handle = self._futures.pop(future)
+            self._cutoffs.pop(handle, None)
+            if future.status == "cancelled":
+                continue
+            try:
+                out.append(Finished(handle, future.result()))
+            except Exception:  # KilledWorker and the like: submit again
+                out.append(Finished(handle, None))
+        return out
+
+    def set_cutoff(self, handle: int, beta: int) -> None:
+        if self._cutoffs.get(handle, exact.INF) > beta:
+            self._cutoffs[handle] = int(beta)
+            self._dirty = True
+
+    def cancel(self, handle: int) -> None:
+        self._cutoffs[handle] = -1
+        self._dirty = True
+        for future, h in list(self._futures.items()):
+            if h == handle:
+                future.cancel()
+                del self._futures[future]
+
+    def _push(self) -> None:
+        if self._dirty and time.monotonic() - self._last_push >= POLL_SECONDS:
+            self._variable.set(dict(self._cutoffs))
+            self._dirty = False
+            self._last_push = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            for future in list(self._futures):
+                future.cancel()
+            self._variable.delete()
+        finally:
+            self.client.close()

@@ -1,0 +1,144 @@
+"""The store: every subproblem a solve finishes, in SQLite, so that a run resumes after any interruption.
+
+One file holds one game and one probe rule (checked when it is opened); results of several objectives
+may share it (the key includes the objective's fingerprint). A result is the exact value of a candidate
+set at a depth with its canonical subtree, or a proven lower bound. The driver is the only writer
+(WAL mode, a commit per result batch), so a kill at any moment leaves a consistent file: SQLite's
+journal rolls back a half-written transaction. Sets are keyed by a hash of (objective, depth, sorted
+codes); the size and depth are kept beside it for the log and the tools.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from ..io.files import FileError, quote
+from ..rules import Game
+
+STORE_FORMAT = "strategy-store"
+STORE_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    key     TEXT PRIMARY KEY,   -- hash of (objective, depth, sorted codes)
+    size    INTEGER NOT NULL,   -- secrets in the set
+    depth   INTEGER NOT NULL,   -- questions asked before it
+    value   INTEGER NOT NULL,   -- exact value, or a proven lower bound
+    exact   INTEGER NOT NULL,   -- 1 exact (tree given), 0 lower bound
+    tree    BLOB,               -- zlib-compressed JSON subtree when exact
+    seconds REAL NOT NULL,      -- work it took (summed over its tasks)
+    saved   REAL NOT NULL       -- when it was written (Unix time)
+) WITHOUT ROWID;
+"""
+
+
+def set_key(objective: str, d: int, S: np.ndarray) -> str:
+    """The canonical key of a candidate set at a depth under an objective."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(objective.encode())
+    h.update(d.to_bytes(4, "little"))
+    h.update(np.sort(np.asarray(S, dtype=np.int32)).tobytes())
+    return h.hexdigest()
+
+
+@dataclass
+class Stored:
+    value: int
+    exact: bool
+    tree: dict | None
+    seconds: float
+
+
+class Store:
+    """A SQLite file of finished subproblems for one game and probe rule."""
+
+    def __init__(self, path: str | os.PathLike, game: Game, consistent_only: bool):
+        self.path = os.fspath(path)
+        self.identity = {"format": STORE_FORMAT, "version": str(STORE_VERSION), "game": game.spec,
+                         "probes": "consistent" if consistent_only else "any"}
+        fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        try:
+            self.con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
+            if fresh:
+                self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
+                self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
+            self._check()
+        except sqlite3.DatabaseError as e:
+            raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
+        self._pending: list[tuple] = []
+        self._last_commit = time.monotonic()
+
+    def _check(self) -> None:
+        try:
+            meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+            self.con.execute("SELECT count(*) FROM results").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise FileError(f"store {quote(self.path)} is damaged or not a store: {e}") from None
+        if meta.get("format") != STORE_FORMAT:
+            raise FileError(f"{quote(self.path)} is not a strategy store")
+        for field in ("version", "game", "probes"):
+            if meta.get(field) != self.identity[field]:
+                raise FileError(f"store {quote(self.path)} is for {field} {meta.get(field)!r}, "
+                                f"not {self.identity[field]!r}: use another file")
+
+    def __len__(self) -> int:
+        return self.con.execute("SELECT count(*) FROM results").fetchone()[0]
+
+    def count(self, exact: bool | None = None) -> int:
+        if exact is None:
+            return len(self)
+        return self.con.execute("SELECT count(*) FROM results WHERE exact = ?", (int(exact),)).fetchone()[0]
+
+    def get(self, key: str) -> Stored | None:
+        for pending in reversed(self._pending):
+            if pending[0] == key:
+                return Stored(pending[3], bool(pending[4]), _unpack(pending[5]), pending[6])
+        row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return Stored(row[0], bool(row[1]), _unpack(row[2]), row[3])
+        except (zlib.error, orjson.JSONDecodeError) as e:
+            raise FileError(f"store {quote(self.path)} has a damaged entry: {e}") from None
+
+    def put(self, key: str, size: int, depth: int, value: int, exact: bool, tree: dict | None, seconds: float) -> None:
+        """Record a result (an exact value replaces a bound; a bound never replaces an exact value)."""
+        old = self.get(key)
+        if old is not None and (old.exact or (not exact and old.value >= value)):
+            return
+        blob = zlib.compress(orjson.dumps(tree), 6) if tree is not None else None
+        self._pending.append((key, size, depth, value, int(exact), blob, seconds, time.time()))
+        if len(self._pending) >= 200 or time.monotonic() - self._last_commit > 1.0:
+            self.commit()
+
+    def commit(self) -> None:
+        if not self._pending:
+            return
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            self.con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self._pending.clear()
+        self._last_commit = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            self.commit()
+        finally:
+            self.con.close()
+
+
+def _unpack(blob: bytes | None) -> dict | None:
+    return orjson.loads(zlib.decompress(blob)) if blob is not None else None

@@ -1,0 +1,223 @@
+"""One process's exact-search state, and the task every executor runs.
+
+A worker keeps, per game, the feedback table and an `Engine` (transposition table, symmetry cache,
+scratch arrays) across tasks, so nothing large is sent with a task: a task is a candidate set, its
+depth, the questions asked before it, a cut-off and a slot for live control. It returns the exact
+value and the canonical subtree (`Engine.extract`), or a proven lower bound.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+from ..engine import exact
+from ..engine.exact import INF
+from ..feedback_table import GameTable, game_table, split
+from ..rules import Game
+from ..symmetry import position_perms
+from .objectives import Costs, levels_for
+
+
+def tree_node(guess: str, children: dict[str, dict]) -> dict:
+    """A tree node; a leaf when there are no children."""
+    return {"guess": guess, "next": children} if children else {"guess": guess}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a worker needs to build its engine: the game, the objective, the probe rule, the table size."""
+
+    game: Game
+    costs: Costs
+    consistent_only: bool
+    tt_bits: int
+
+
+class Engine:
+    """The compiled search with its state for one game and objective."""
+
+    def __init__(self, gt: GameTable, spec: Spec, seed: int = 12345):
+        self.gt = gt
+        self.spec = spec
+        game = gt.game
+        self.perms = position_perms(game.length, not game.leading_zero)
+        self.all_probes = np.arange(gt.size, dtype=np.int32)
+        cost = spec.costs.array(gt.size)
+        shift = bool(np.all(cost[1:] == np.arange(1, len(cost))))
+        self.params = np.array([len(gt.answers), gt.win, game.symbols, int(not game.leading_zero),
+                                int(spec.consistent_only), int(shift)], dtype=np.int64)
+        self.bounds = exact.make_bounds(cost, len(gt.answers), exact.TABLE_DEPTHS, exact.BYTES_MAX)
+        rng = np.random.default_rng(seed)
+        width = max(gt.size, levels_for(gt.size) + 2)
+        self.zs = rng.integers(-(2**63), 2**63 - 1, size=(4, width), dtype=np.int64)
+        self.tt = np.zeros((1 << spec.tt_bits, 4), dtype=np.int64)
+        self.counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
+        self.control = np.zeros(2, dtype=np.int64)
+        self.control[exact.K_BETA] = INF
+        self.classes = Dict.empty(key_type=types.UniTuple(types.int64, 2), value_type=types.int32[:])
+        self.scratch = exact.make_scratch(gt.size, len(gt.answers))
+
+    @property
+    def root_branching(self) -> int:
+        return len(self.gt.answers) - 1
+
+    def branching(self, S: np.ndarray) -> int:
+        """The most non-winning parts any probe makes of S (what a node passes to its children)."""
+        N = self.gt.size
+        lb = np.empty(N, dtype=np.int64)
+        sq = np.empty(N, dtype=np.int64)
+        ex = np.empty(N, dtype=np.bool_)
+        if len(S) <= exact.BYTES_MAX and not self.spec.consistent_only:
+            return int(exact.fast_bounds(self.gt.table, S, self.all_probes, True, 0, self.root_branching, self.bounds,
+                                         len(self.gt.answers), self.gt.win, self.scratch))
+        probes = S if self.spec.consistent_only else self.all_probes
+        lb = np.empty(len(probes), dtype=np.int64)
+        sq = np.empty(len(probes), dtype=np.int64)
+        ex = np.empty(len(probes), dtype=np.bool_)
+        return int(exact.scan(self.gt.table, S, probes, 0, self.root_branching, self.bounds, len(self.gt.answers),
+                              self.gt.win, lb, sq, ex))
+
+    def _args(self) -> tuple:
+        return (self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.bounds,
+                self.zs, self.tt, self.counters, self.classes, self.scratch)
+
+    def solve(self, S: np.ndarray, d: int, beta: int, history: np.ndarray, b: int, control: np.ndarray | None = None,
+              live: bool = False, probe: int = -1) -> tuple[int, int]:
+        """(value, probe) if value < beta, else (lower bound, -1); with `probe`, the value of that first question.
+
+        Runs in a thread (the kernel releases the GIL) so that Ctrl-C and SIGTERM stop it at once;
+        `control` lets a driver lower the cut-off live."""
+        control = self.control if control is None else control
+        args = self._args() + (S, np.int64(d), np.int64(beta), history, np.int64(b), np.int64(-1), np.int64(probe),
+                               control, np.int64(1 if live else 0))
+        return self._threaded(exact.solve, args, control)
+
+    def _threaded(self, fn, args, control) -> tuple[int, int]:
+        result: list = []
+        worker = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except BaseException:
+            control[exact.K_STOP] = 1  # the search returns within a node or two
+            worker.join()
+            control[exact.K_STOP] = 0
+            self.tt[:] = 0  # whatever the stopped search stored is discarded with it
+            raise
+        if not result:
+            raise RuntimeError("the search thread failed")
+        if control[exact.K_STOP]:
+            raise Stopped()
+        return result[0]
+
+    def value(self, S: np.ndarray, d: int, history: np.ndarray, b: int) -> int:
+        """The exact value of S (cheap when the transposition table has it)."""
+        if len(S) <= 2:
+            return int(exact.trivial(len(S), d, self.bounds))
+        v, probe = exact.bound_set(self.gt.table, self.params, self.bounds, self.zs, self.tt, self.counters,
+                                   self.scratch, S, d, b)
+        if probe >= 0:
+            return int(v)
+        return int(self.solve(S, d, INF, history, b)[0])
+
+    def extract(self, S: np.ndarray, d: int, value: int, history: np.ndarray, b: int, probe: int = -1) -> dict:
+        """The canonical subtree of S whose exact value is `value` (see exact.choose); `probe` fixes its question."""
+        gt = self.gt
+        n = len(S)
+        if n == 1:
+            return tree_node(gt.code_str(int(S[0])), {})
+        if n == 2:
+            return tree_node(gt.code_str(int(S[0])), {gt.answer_str(int(gt.table[S[0], S[1]])): tree_node(gt.code_str(int(S[1])), {})})
+        if probe >= 0:
+            b_here = self.branching(S)
+        else:
+            probe, b_here = self._threaded(exact.choose, self._args() + (S, np.int64(d), np.int64(value), history,
+                                                                       np.int64(b), self.control), self.control)
+        if probe < 0:
+            raise RuntimeError(f"no question reaches the proven value {value} (a set of {n} secrets at depth {d})")
+        members, starts = split(gt.table, S, probe, len(gt.answers))
+        child_history = np.append(history, probe).astype(np.int64)
+        children = {}
+        for c in range(len(gt.answers)):
+            if c == gt.win or starts[c] == starts[c + 1]:
+                continue
+            part = members[starts[c]:starts[c + 1]]
+            v = self.value(part, d + 1, child_history, int(b_here))
+            children[gt.answer_str(c)] = self.extract(part, d + 1, v, child_history, int(b_here))
+        return tree_node(gt.code_str(int(probe)), children)
+
+
+class Stopped(Exception):
+    """The driver stopped this task (its result is no longer needed)."""
+
+
+# -- the task ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Task:
+    """Solve S at depth d below a cut-off (with `probe` >= 0: the value of that first question);
+    `slot` addresses the live control of the executor (or -1)."""
+
+    key: str
+    S: np.ndarray
+    d: int
+    history: np.ndarray
+    b: int
+    beta: int
+    probe: int = -1
+    slot: int = -1
+
+
+@dataclass
+class Result:
+    key: str
+    value: int
+    exact: bool
+    tree: dict | None
+    seconds: float
+    worker: str
+    counters: list[int] = field(default_factory=list)
+    stopped: bool = False
+
+
+_ENGINES: dict = {}
+
+
+def engine_for(spec: Spec) -> Engine:
+    """This process's engine for `spec`, built once (the feedback table too) and kept."""
+    engine = _ENGINES.get(spec)
+    if engine is None:
+        _ENGINES.clear()
+        engine = _ENGINES[spec] = Engine(game_table(spec.game), spec)
+    return engine
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_task(spec: Spec, task: Task, control: np.ndarray | None = None) -> Result:
+    """Solve one task: its exact value and canonical subtree, or a lower bound >= its cut-off."""
+    start = time.perf_counter()
+    engine = engine_for(spec)
+    before = engine.counters.copy()
+    if control is not None and control[exact.K_BETA] > task.beta:
+        control[exact.K_BETA] = task.beta
+    try:
+        value, probe = engine.solve(task.S, task.d, task.beta, task.history, task.b, control, live=control is not None,
+                                    probe=task.probe)
+        exact_value = bool(probe >= 0 and value < INF)
+        tree = engine.extract(task.S, task.d, int(value), task.history, task.b, task.probe) if exact_value else None
+    except Stopped:
+        return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(), stopped=True)
+    return Result(task.key, int(value), exact_value, tree, time.perf_counter() - start, worker_name(),
+                  (engine.counters - before).tolist())

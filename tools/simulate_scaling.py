@@ -1,0 +1,77 @@
+"""Project a solve onto more workers: replay its task log (`strategy solve --log FILE`) with list scheduling.
+
+Usage: python tools/simulate_scaling.py LOG [--workers 1,2,4,...] [--phase NAME]
+
+Each logged task took the time it took and could start only once the task that released it had
+finished (its `after`): cut-offs and cancellations stay as they happened. With P workers, ready tasks
+start in the order the driver submitted them, each on the worker that frees first. The projected
+speed-up is the one-worker time over the P-worker time; what limits it is printed too (the longest
+chain of dependent tasks, and the longest task).
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import sys
+from pathlib import Path
+
+import orjson
+
+
+def load(path: str, phase: str | None) -> list[dict]:
+    rows = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            row = orjson.loads(line)
+            if phase is None or row.get("phase") == phase:
+                rows.append(row)
+    if not rows:
+        raise SystemExit(f"no tasks in {path!r}" + (f" for phase {phase!r}" if phase else ""))
+    runs = {row["run"] for row in rows}
+    if len(runs) > 1:  # a resumed solve: replay the last run only (the earlier ones did other work)
+        last = rows[-1]["run"]
+        rows = [row for row in rows if row["run"] == last]
+    return sorted(rows, key=lambda r: r["task"])
+
+
+def makespan(rows: list[dict], workers: int) -> float:
+    """List scheduling in submission order: each task starts when its releaser is done and a worker is free."""
+    finish: dict[int, float] = {}
+    free = [0.0] * workers
+    heapq.heapify(free)
+    for row in rows:
+        ready = finish.get(row["after"], 0.0) if row.get("after") is not None else 0.0
+        start = max(ready, heapq.heappop(free))
+        end = start + row["seconds"]
+        finish[row["task"]] = end
+        heapq.heappush(free, end)
+    return max(finish.values())
+
+
+def critical_path(rows: list[dict]) -> float:
+    finish: dict[int, float] = {}
+    for row in rows:
+        finish[row["task"]] = finish.get(row.get("after"), 0.0) + row["seconds"]
+    return max(finish.values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("log", help="a task log written by strategy solve --log")
+    parser.add_argument("--workers", default="1,2,4,8,16,32,64,128", help="worker counts to project (comma-separated)")
+    parser.add_argument("--phase", help="only the tasks of this objective phase (e.g. total)")
+    args = parser.parse_args()
+    rows = load(args.log, args.phase)
+    counts = [int(w) for w in args.workers.split(",")]
+    work = sum(r["seconds"] for r in rows)
+    one = makespan(rows, 1)
+    print(f"{len(rows)} tasks, {work:.1f} s of work; longest task {max(r['seconds'] for r in rows):.2f} s, "
+          f"longest chain of dependent tasks {critical_path(rows):.2f} s (no speed-up beyond {work / critical_path(rows):.1f}x)")
+    print(f"{'workers':>8} {'time':>9} {'speed-up':>9}")
+    for p in counts:
+        t = makespan(rows, p)
+        print(f"{p:>8} {t:>8.2f}s {one / t:>8.1f}x")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
