@@ -74,7 +74,6 @@ class SetNode:
         self.cancelled = False
         self.handle: int | None = None  # the leaf task, when it is one
         self.seconds = 0.0
-        self.counted = 0  # secrets reported to the progress bar
         # expansion
         self.probes: list[tuple[int, int, int]] | None = None  # (probe, bound, sum of squares), canonical order
         self.b_here = b
@@ -96,14 +95,21 @@ class SetNode:
     def bound(self) -> int:
         return self.value if self.value is not None else self.lb
 
-    def on_winning_line(self) -> bool:
-        node = self
-        while node.parent is not None:
-            probe = node.parent
-            if probe.pos != 0:
-                return False
-            node = probe.owner
-        return True
+    def progress(self) -> float:
+        """Secrets of this set whose value is settled, as a share of its work: half of a split set is
+        credited by its first probe's parts, half by the share of its other probes already decided."""
+        if self.done:
+            return float(self.n)
+        if self.probes is None:
+            return 0.0
+        first = self.launched.get(0)
+        phase_one = sum(p.progress() for p in first.parts) if first is not None else 0.0
+        others = len(self.probes) - 1
+        if others <= 0:
+            return phase_one
+        decided = sum(1 for pos in range(1, len(self.probes))
+                      if pos in self.proven or (pos in self.launched and self.launched[pos].done))
+        return 0.5 * phase_one + 0.5 * self.n * decided / others
 
     # -- life ---------------------------------------------------------------------------------------
     def bound_cheaply(self) -> None:
@@ -260,7 +266,16 @@ class ProbeNode:
         self.cancelled = False
 
     def submit(self) -> None:
-        self.owner.drv.submit(self)
+        drv = self.owner.drv
+        stored = drv.store.get(self.key) if drv.store is not None else None
+        if stored is not None:
+            drv.reused += 1
+            if stored.exact:
+                return self.task_finished(Result(self.key, stored.value, True, stored.tree, 0.0, "store"))
+            self.lb = max(self.lb, stored.value)
+            if self.lb >= self.cutoff():
+                return self.task_finished(Result(self.key, self.lb, False, None, 0.0, "store"))
+        drv.submit(self)
 
     def task(self, beta: int) -> Task:
         o = self.owner
@@ -270,6 +285,9 @@ class ProbeNode:
         """The probe task's outcome: exact value (and subtree), or a lower bound."""
         self.task_seconds = r.seconds
         self.done = True
+        store = self.owner.drv.store
+        if store is not None and r.worker != "store" and (r.exact or r.value > 0):
+            store.put(self.key, self.n, self.d, r.value, r.exact, r.tree, r.seconds)
         if r.exact:
             self.tree = r.tree
             self.owner.probe_finished(self.pos, r.value, True)
@@ -454,14 +472,7 @@ class Driver:
                 self.store.put(node.key, node.n, node.d, node.value, True, node.tree, node.seconds)
             elif node.lb > 0:
                 self.store.put(node.key, node.n, node.d, node.lb, False, None, node.seconds)
-        if self.progress and node.value is not None and node.on_winning_line():
-            gained = node.n - node.counted
-            walk = node
-            while walk is not None:
-                walk.counted += gained
-                walk = walk.parent.owner if walk.parent is not None else None
-            if gained > 0:
-                self.progress(gained)
+
 
     def push_cutoffs(self) -> None:
         """Tell running tasks about lower cut-offs."""
@@ -506,9 +517,13 @@ class Driver:
                 for f in self.executor.done(0.2):
                     self.finished(f)
                 self.push_cutoffs()
+                if self.progress:
+                    self.progress(root.progress())
         finally:
             if self.store is not None:
                 self.store.commit()
+        if self.progress:
+            self.progress(root.progress())
         return Outcome(root.value if root.value is not None else root.lb, root.value is not None, root.tree, root.lb,
                        self.tasks, self.reused, self.worker_seconds, self.lost)
 

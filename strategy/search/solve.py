@@ -58,10 +58,11 @@ def machine() -> str:
 
 
 def processes_for(game: Game, jobs: int | None) -> int:
-    """How many processes a solve of `game` uses when asked for `jobs` (None: every core)."""
-    if game.count() < PARALLEL_MIN_CODES:
-        return 1
-    return max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    """How many processes a solve of `game` uses: `jobs` when given, else every core for games large
+    enough to gain from them."""
+    if jobs is not None:
+        return max(1, jobs)
+    return 1 if game.count() < PARALLEL_MIN_CODES else (os.cpu_count() or 1)
 
 
 def describe(game: Game, objective: str, max_depth: int | None, consistent_only: bool, jobs: int | None,
@@ -159,8 +160,12 @@ class Session:
         self.phase = costs.name
         bar = tqdm(total=self.gt.size, unit="secret", delay=0.5, smoothing=0.0, disable=not self.progress,
                    desc=label or costs.name, leave=False)
+        def advance(settled: float) -> None:  # the bar never goes back
+            if settled > bar.n:
+                bar.update(int(settled) - bar.n)
+
         self.driver = Driver(engine, spec, self.executor, self.store, self.plan, self.log if self._log else None,
-                             bar.update)
+                             advance)
         try:
             out = self.driver.solve(np.arange(self.gt.size, dtype=np.int32), beta)
         finally:

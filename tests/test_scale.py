@@ -1,0 +1,197 @@
+"""Exact search at scale: the same search on local processes and on a real Dask cluster (loopback only),
+surviving dead workers, resuming from its store after SIGINT or kill -9 with an identical tree."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from strategy.feedback_table import game_table
+from strategy.io.verify import measure
+from strategy.rules import parse_game
+from strategy.search.solve import solve_game
+
+from .conftest import ROOT, run_cli
+
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def solved(spec: str, **kw):
+    gt = game_table(parse_game(spec))
+    report = solve_game(gt, "total", progress=False, **kw)
+    assert measure(gt.game, report.tree)[0].total == report.proven["total"]
+    return report
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as c:
+        yield c
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x10", "mastermind:4x6", "bulls:4x6"])
+def test_dask_cluster_gives_the_same_tree_as_one_process(cluster, spec):
+    alone = solved(spec, jobs=1)
+    on_dask = solved(spec, scheduler=cluster.scheduler_address, plan="fine")
+    assert on_dask.run["tasks"] > 1 and "Dask" in on_dask.run["executor"]
+    assert on_dask.proven == alone.proven and on_dask.tree == alone.tree
+    local = solved(spec, jobs=2, plan="fine")
+    assert local.tree == alone.tree and local.run["executor"] == "2 local processes"
+
+
+def _kill_a_worker_soon(pids, delay: float, done: threading.Event) -> threading.Thread:
+    """Once the workers exist, wait `delay` seconds and kill one of them with SIGKILL."""
+    def kill() -> None:
+        deadline = time.time() + 60
+        while not pids() and time.time() < deadline and not done.is_set():
+            time.sleep(0.05)
+        time.sleep(delay)
+        if not done.is_set():
+            for pid in pids()[:1]:
+                os.kill(pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_dask_worker_killed_mid_run_loses_only_its_tasks(cluster):
+    alone = solved("mastermind:4x6", jobs=1)
+    done = threading.Event()
+
+    def pids():
+        return [w.process.pid for w in cluster.workers.values() if w.process and w.process.pid]
+
+    before = set(pids())
+    _kill_a_worker_soon(pids, 1.0, done)
+    report = solved("mastermind:4x6", scheduler=cluster.scheduler_address, plan="fine")
+    done.set()
+    assert report.proven == alone.proven and report.tree == alone.tree
+    deadline = time.time() + 30
+    while set(pids()) == before and time.time() < deadline:
+        time.sleep(0.2)
+    assert set(pids()) != before, "no worker was killed during the run"
+
+
+def test_a_local_worker_killed_mid_run_is_replaced(monkeypatch):
+    from strategy.search import executors
+
+    alone = solved("mastermind:4x6", jobs=1)
+    pools = []
+    original = executors.LocalProcesses.__init__
+
+    def remember(self, jobs):
+        original(self, jobs)
+        pools.append(self)
+
+    monkeypatch.setattr(executors.LocalProcesses, "__init__", remember)
+    done = threading.Event()
+    _kill_a_worker_soon(lambda: pools[0].worker_pids() if pools else [], 0.8, done)
+    report = solved("mastermind:4x6", jobs=2, plan="fine")
+    done.set()
+    assert report.run["lost_workers"] >= 1, "the worker was not killed during the run"
+    assert report.tree == alone.tree
+
+
+RESUMED = "bulls:4x9"
+
+
+def _solve_cli(tmp: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, "--jobs", "2",
+                             "--store", str(tmp / "s.db"), "--log", str(tmp / "log.jsonl"), "--quiet", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+
+
+def _wait_for_results(tmp: Path, count: int, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            con = sqlite3.connect(tmp / "s.db")
+            n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+            con.close()
+            if n >= count:
+                return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("the store did not fill")
+
+
+def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
+    """bulls 4 of 9: interrupted by Ctrl-C, then its driver killed by SIGKILL, then finished from the store."""
+    out = tmp_path / "t.json"
+    proc = _solve_cli(tmp_path, "-o", str(out))
+    _wait_for_results(tmp_path, 10)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "proven lower bound" in err and "Traceback" not in err
+    proc = _solve_cli(tmp_path, "-o", str(out))
+    _wait_for_results(tmp_path, 30)
+    proc.kill()  # kill -9 of the driver: its workers die with it
+    assert proc.wait(30) == -signal.SIGKILL, "the second run ended before it could be killed"
+    con = sqlite3.connect(tmp_path / "s.db")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    stored = {row[0] for row in con.execute("SELECT key FROM results WHERE exact = 1")}
+    con.close()
+    proc = _solve_cli(tmp_path, "-o", str(out))
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert "subproblems already solved" in err and "proved: minimum total 14914" in err
+    resumed = orjson.loads(out.read_bytes())
+    assert resumed["stats"]["total"] == 14914
+    rows = [orjson.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    last_run = rows[-1]["run"]
+    recomputed = [r for r in rows if r["run"] == last_run and r["exact"] and r["key"] in stored]
+    assert recomputed == [], f"{len(recomputed)} stored subproblems were computed again"
+    uninterrupted = solved(RESUMED, jobs=1)
+    assert resumed["tree"] == uninterrupted.tree
+
+
+def test_a_store_for_another_game_or_a_damaged_one_is_refused(tmp_path):
+    store = tmp_path / "s.db"
+    assert run_cli("solve", "--game", "bulls:3x6", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json")).returncode == 0
+    r = run_cli("solve", "--game", "bulls:3x7", "--store", str(store), "--quiet", "-o", str(tmp_path / "b.json"))
+    assert r.returncode == 2 and "is for game 'bulls:3x6', not 'bulls:3x7'" in r.stderr and len(r.stderr.strip().splitlines()) == 2
+    r = run_cli("solve", "--game", "bulls:3x6", "--consistent-only", "--store", str(store), "--quiet", "-o", str(tmp_path / "c.json"))
+    assert r.returncode == 2 and "probes" in r.stderr
+    damaged = tmp_path / "d.db"
+    damaged.write_bytes(b"SQLite format 3\x00" + os.urandom(4000))
+    r = run_cli("solve", "--game", "bulls:3x6", "--store", str(damaged), "--quiet", "-o", str(tmp_path / "d.json"))
+    assert r.returncode == 2 and "store" in r.stderr and "Traceback" not in r.stderr
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE x (y)")
+    con.commit()
+    con.close()
+    r = run_cli("solve", "--game", "bulls:3x6", "--store", str(other), "--quiet", "-o", str(tmp_path / "e.json"))
+    assert r.returncode == 2 and "not a" in r.stderr and "store" in r.stderr
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path):
+    r = run_cli("solve", "--game", "bulls:3x6", "--scheduler", "tcp://127.0.0.1:9", "--quiet", "-o", str(tmp_path / "x.json"),
+                timeout=120)
+    assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_task_log_replays_in_the_simulation(tmp_path):
+    log = tmp_path / "log.jsonl"
+    gt = game_table(parse_game("mastermind:4x6"))
+    solve_game(gt, "total", progress=False, jobs=2, plan="fine", log=str(log))
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "simulate_scaling.py"), str(log), "--workers", "1,2,64"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "tasks" in lines[0] and lines[-1].split()[0] == "64"
+    speedups = [float(line.split()[-1].rstrip("x")) for line in lines[2:]]
+    assert speedups[0] == 1.0 and speedups[1] > 1.5 and speedups[2] >= speedups[1]
