@@ -108,32 +108,26 @@ def _needs_output_for_json(args: argparse.Namespace) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .feedback_table import game_table
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
-    from .io.verify import verify
-    from .search.heuristics import build
+    from .search.heuristics import build_checked
 
-    from .engine import compiled
-    from .search import heuristics
+    from .engine import compiled, greedy
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
     check_output(args.output if args.output != "-" else None, "tree file")
     first_code = game.parse_code(args.first) if args.first else None
-    if not args.quiet and not args.json and not compiled(heuristics, "best_probe"):
-        _log("compiling the tree builder (once after install, about 10 s)")
-    gt = game_table(game)
-    first = gt.index(first_code) if first_code else None
-    root = build(gt, args.strategy, args.consistent_only, first, args.seed, progress=not args.quiet)
+    if not args.quiet and not args.json and not compiled(greedy, "build_steps"):
+        _log("compiling the tree builder (once after install, about 20 s)")
+    first = game.codes().index(first_code) if first_code else None
+    root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed, progress=not args.quiet)
     generator = {"tool": f"strategy {__version__}", "strategy": args.strategy, "consistent_only": args.consistent_only}
     if args.first:
         generator["first"] = game.format_code(first_code)
     if args.strategy == "random-consistent":
         generator["seed"] = args.seed
-    doc = TreeDoc(game, root, "heuristic", generator)
-    stats = verify(doc)
-    doc.stats = stats.to_json()
+    doc = TreeDoc(game, root, "heuristic", generator, stats.to_json())
     save(doc, args.output)
     if args.json:
         _print_json({"game": game.spec, "strategy": args.strategy, "output": args.output, "stats": stats_json(stats)})

@@ -104,6 +104,56 @@ def _index_of(game: Game) -> dict[tuple[int, ...], int]:
     return {c: i for i, c in enumerate(game.codes())}
 
 
+@dataclass(frozen=True, eq=False)
+class GameCodes:
+    """A game's codes without the N×N table: what the greedy builders need (memory O(N)).
+
+    `lut[h * width + c]` is the answer class of h hits and c common symbols (255 if impossible).
+    """
+
+    game: Game
+    codes: np.ndarray
+    answers: list[tuple[int, int]]
+    masks: np.ndarray
+    lut: np.ndarray
+
+    @property
+    def width(self) -> int:
+        return self.game.length + 1
+
+    @property
+    def win(self) -> int:
+        return len(self.answers) - 1
+
+    @property
+    def size(self) -> int:
+        return self.codes.shape[0]
+
+    def index(self, code: tuple[int, ...]) -> int:
+        return _index_of(self.game)[code]
+
+    def code_str(self, i: int) -> str:
+        return self.game.format_code(self.codes[i].tolist())
+
+    def answer_str(self, cls: int) -> str:
+        return self.game.format_answer(self.answers[cls])
+
+
+@functools.lru_cache(maxsize=2)
+def game_codes(game: Game) -> GameCodes:
+    """The codes of `game` as an (N, length) uint8 array, with symbol masks and the answer-class table."""
+    count = game.count()
+    answers = game.answers()
+    if len(answers) > 255:
+        raise GameError(f"{game.spec} has {len(answers)} answers, more than a uint8 class holds")
+    codes = np.array(game.codes(), dtype=np.uint8).reshape(count, game.length)
+    width = game.length + 1
+    lut = np.full(width * width, 255, dtype=np.uint8)
+    for i, (h, b) in enumerate(answers):
+        lut[h * width + h + b] = i
+    return GameCodes(game, codes, answers, symbol_masks(codes), lut)
+
+
 @functools.lru_cache(maxsize=2)
 def game_table(game: Game) -> GameTable:
     """Build (once per process) the codes and the feedback table of `game`."""

@@ -103,3 +103,41 @@ def test_every_secret_is_solved_property(spec, strategy, consistent_only, seed):
     gt = game_table(parse_game(spec))
     stats = verify(TreeDoc(gt.game, build(gt, strategy, consistent_only, seed=seed, progress=False)))
     assert stats.secrets == gt.size and sum(stats.depth_counts) == gt.size
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x6", "bulls:4x7:nz", "mastermind:3x4", "mastermind:4x3", "bulls:2x3",
+                                  "mastermind:2x9", "bulls:5x8"])
+def test_on_the_fly_answers_are_the_rules(spec):
+    """The builder's table-free answer kernels give rules.feedback on every pair (a sample for big games)."""
+    from strategy.engine import greedy
+    from strategy.feedback_table import game_codes
+    from strategy.rules import feedback
+
+    game = parse_game(spec)
+    gc = game_codes(game)
+    codes = gc.codes
+    n = gc.size
+    rng = np.random.default_rng(3)
+    pairs = [(s, p) for s in range(n) for p in range(n)] if n <= 300 else [tuple(rng.integers(n, size=2)) for _ in range(20000)]
+    sym, occ, cnt = greedy.code_layout(codes, game.symbols)
+    packs = greedy.packs(game.length, game.symbols, game.distinct)
+    packed = greedy.packed_layout(codes, game.symbols, game.distinct)
+    for s, p in pairs:
+        truth = feedback(tuple(codes[s]), tuple(codes[p]))
+        assert gc.answers[greedy.answer_of(sym, occ, cnt, gc.lut, gc.width, s, p)] == truth
+        if packs:
+            c = int(greedy._slot(*(packed[i][p] for i in range(4)), *(packed[i][s] for i in range(4)),
+                                 game.distinct, game.length))
+            h, common = truth[0], truth[0] + truth[1]
+            assert c == common * (common + 1) // 2 + h
+
+
+def test_large_builds_need_no_table():
+    """A build never makes the N×N answer table (it would be 914 MB for bulls 5 of 10)."""
+    from strategy import feedback_table
+    from strategy.search.heuristics import build_checked
+
+    feedback_table.game_table.cache_clear()
+    tree, stats = build_checked(parse_game("bulls:5x8"), "expected-size", progress=False)
+    assert feedback_table.game_table.cache_info().currsize == 0
+    assert stats.secrets == 6720 and stats.total == verify(TreeDoc(parse_game("bulls:5x8"), tree)).total
