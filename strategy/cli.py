@@ -228,7 +228,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise CommandError(f"the {what} {quote(name)} is a directory")
         if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):
             raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
-    validate(args.objective, args.max_depth)
+    against = None
+    if args.against:
+        from .io.tree import load
+        from .io.verify import verify
+
+        b = load(args.against, game)
+        against = verify(b).depth_counts
+    validate(args.objective, args.max_depth, against)
     if args.scheduler and args.jobs:
         raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
     if not args.json:
@@ -239,7 +246,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     try:
         report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
                             progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
-                            plan=args.plan, on_start=None if args.json else _log)
+                            plan=args.plan, on_start=None if args.json else _log, against=against,
+                            rule=args.rule, seat=args.seat)
     except ConnectionError as e:
         raise CommandError(str(e)) from None
     except BaseException as e:
@@ -310,6 +318,25 @@ def _check_proof(report, stats) -> None:
             raise CommandError(f"internal error: the tree's {what} is {measured}, the search proved {proved}")
 
 
+def cmd_race(args: argparse.Namespace) -> int:
+    from .io import tree
+    from .io.verify import verify
+    from .play.race import outcome
+
+    a, b = tree.load(args.tree_a), tree.load(args.tree_b)
+    if a.game != b.game:
+        raise CommandError(f"the trees are for different games: {a.game.spec} and {b.game.spec}")
+    result = outcome(verify(a).depth_counts, verify(b).depth_counts, args.rule)
+    if args.json:
+        _print_json({"game": a.game.spec, "rule": args.rule, "a": args.tree_a, "b": args.tree_b, **result.to_json()})
+        return 0
+    print(f"{a.game.spec}, rule {args.rule}: A = {quote(args.tree_a)}, B = {quote(args.tree_b)}")
+    for label, value in (("P(A wins)", result.a_wins), ("P(draw)", result.draw), ("P(B wins)", result.b_wins),
+                         ("A's score", result.score)):
+        print(f"{label:10} {float(value):.6f}  = {value}")
+    return 0
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     from .io.files import write_atomic
     from .io.second_table import format_table, second_question_table, table_csv, table_json
@@ -357,7 +384,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     if mode == "defence":
         def play(code): return session.defence(game, channel, code or rng.choice(game.codes()))
     elif mode == "race":
-        def play(code): return session.race(walker, channel, code or rng.choice(game.codes()), tree=args.tree)
+        def play(code): return session.race(walker, channel, code or rng.choice(game.codes()), tree=args.tree,
+                                            model=args.opponent or "tree")
     else:
         def play(code): return session.offence(walker, channel, code, args.noise, tree=args.tree)
     if args.protocol:  # programs may play many games in one process
@@ -370,12 +398,13 @@ def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
     allowed = {
         "offence": {"secret", "noise", "protocol"},
         "defence": {"secret", "seed", "protocol", "game"},
-        "race": {"secret", "seed", "protocol"},
+        "race": {"secret", "seed", "protocol", "opponent"},
         "all": {"json"},
         "self_test": {"noise", "seed", "games", "json", "game"},
     }[mode] | {"game"}
     given = {"secret": args.secret is not None, "noise": args.noise is not None, "seed": args.seed is not None,
-             "games": args.games is not None, "protocol": args.protocol, "json": args.json}
+             "games": args.games is not None, "protocol": args.protocol, "json": args.json,
+             "opponent": args.opponent is not None}
     for option, present in given.items():
         if present and option not in allowed:
             name = "offence" if mode == "offence" else "--" + mode.replace("_", "-")
@@ -460,11 +489,16 @@ def make_parser() -> argparse.ArgumentParser:
                 "Prove the optimal strategy of a game by exhaustive branch and bound, verify the tree over every "
                 "secret and write it with its proof record.", cmd_solve)
     _add_game(p)
-    p.add_argument("--objective", default="total", choices=["total", "worst", "worst-then-fewest"],
+    p.add_argument("--objective", default="total", choices=["total", "worst", "worst-then-fewest", "win", "within"],
                    help="total: minimum total (average); worst: minimum worst case, then minimum total; "
-                        "worst-then-fewest: minimum worst case, then fewest secrets needing it")
+                        "worst-then-fewest: minimum worst case, then fewest secrets needing it; win: the best "
+                        "response in a race against --against TREE; within: the most secrets found within --max-depth K")
     p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
-                   help="with total: only trees that find every secret within D questions")
+                   help="with total: only trees that find every secret within D questions; with within: K")
+    p.add_argument("--against", metavar="TREE", help="with win: the fixed tree to beat (only its depth counts matter)")
+    p.add_argument("--rule", choices=["tie", "first"], default="tie",
+                   help="with win: tie (fewer questions wins, equal draws) or first (first to find wins)")
+    p.add_argument("--seat", choices=["first", "second"], default="first", help="with win and rule first: who asks first")
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--jobs", type=int_in(1, MAX_JOBS, "--jobs"), metavar="N",
                    help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)")
@@ -477,6 +511,15 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
+
+    p = command("race", "who wins a race between two fixed trees",
+                "The exact chances of a race between two trees of one game, each secret drawn uniformly: rule tie "
+                "(fewer questions wins, equal draws: the equalising turn of play --race) or first (A asks first, the "
+                "first to find wins).", cmd_race)
+    p.add_argument("tree_a", metavar="TREE_A", help=TREE_HELP)
+    p.add_argument("tree_b", metavar="TREE_B", help=TREE_HELP)
+    p.add_argument("--rule", choices=["tie", "first"], default="tie", help="tie (default) or first")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON document")
 
     p = command("table", "the second-question table of a tree",
                 "For each answer to the first question: the second question, whether it may be the secret, the "
@@ -499,6 +542,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--noise", type=probability, metavar="Q", help="answers may be wrong with probability Q (noisy-answer mode)")
     p.add_argument("--self-test", action="store_true", help="with --noise: play a simulated liar and report")
     p.add_argument("--games", type=int_in(1, MAX_GAMES, "--games"), help="games for --self-test (default 100)")
+    p.add_argument("--opponent", choices=["tree", "random-consistent"],
+                   help="race: how I expect you to play (default: as my tree would, from what you know)")
     p.add_argument("--protocol", action="store_true", help="speak the JSON-lines protocol on standard input and output")
     p.add_argument("--json", action="store_true", help="with --all or --self-test: print the report as JSON")
 
@@ -541,7 +586,15 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _skip_blas_probe() -> None:
+    """numba's first compiled call imports SciPy's BLAS, if SciPy is installed, only to know whether
+    np.dot may be compiled (0.3 s); no compiled code here uses it, so this process declares it absent."""
+    if "scipy" not in sys.modules:
+        sys.modules.setdefault("scipy.linalg.cython_blas", None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _skip_blas_probe()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _on_signal)
     try:

@@ -1,55 +1,68 @@
-"""Benchmark the exact engine: wall time of whole `strategy solve` processes, against the issue's bars.
+"""Benchmark the exact engine: whole `strategy solve` processes, side by side with the C++ solver mmstrat.
 
-Usage: python tools/bench_solve.py [--large]
-Bars: bulls 3x10 and MM(4,6) min total within 3 s each (compiled code cached); with --large,
-bulls 4x10 min total within 150 s on 2 cores, the time the best public C++ solver needs on one
-core here (reported as a ratio), and the other published optima as reference runs.
+Usage: python tools/bench_solve.py [--peer PATH] [--large] [--write]
+
+Each row solves one game from scratch in a fresh process (compiled code cached) and, with --peer, runs
+mmstrat (one core) on the same game; both totals must agree. Ratios are ours over mmstrat's time.
+--large adds bulls 4 of 10 (one and two processes) and the 4 of 10 game with no leading zero;
+--write saves the table in tools/results/ for the README.
 """
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-SMALL = [("bulls:3x10", [], 3.0), ("mastermind:4x6", [], 3.0), ("bulls:3x7", [], 3.0)]
-LARGE = [
-    ("bulls:4x10", [], 150.0),
-    ("bulls:4x9", [], None),
-    ("bulls:4x10:nz", [], None),
-    ("mastermind:4x6", ["--objective", "worst"], None),
-    ("mastermind:4x7", [], None),
-]
-CPP_SECONDS_4X10 = 150.0  # best public C++ solver, one core of this machine (issue 3)
+import orjson
+
+from benchlib import PEER_STRATEGY, measure, peer_rules, peer_total, strategy, write_table
+
+SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
+         ("mastermind:4x6", ["--consistent-only"]), ("bulls:4x10", ["--consistent-only"])]
+LARGE = [("bulls:4x10", []), ("bulls:4x10", ["--jobs", "2"]), ("bulls:4x10:nz", ["--jobs", "2"])]
 
 
-def run(spec: str, extra: list[str], out: Path) -> tuple[float, list[str]]:
-    start = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "strategy", "solve", "--game", spec, *extra, "--quiet", "-o", str(out)],
-                       capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if r.returncode not in (0, 1):
-        raise SystemExit(r.stderr)
-    return elapsed, [l for l in r.stderr.splitlines() if l.startswith(("proved", "impossible"))]
+def ours(spec: str, extra: list[str], tmp: Path):
+    out = tmp / "t.json"
+    jobs = [] if "--jobs" in extra else ["--jobs", "1"]
+    run = measure(strategy("solve", "--game", spec, *extra, *jobs, "--quiet", "-o", str(out)))
+    if run.status:
+        raise SystemExit(f"strategy solve {spec} failed: {run.stderr}")
+    return run, orjson.loads(out.read_bytes())["stats"]["total"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--large", action="store_true", help="also bulls 4x10, 4x9, 4x10:nz and Mastermind 4x7")
+    parser.add_argument("--peer", metavar="PATH", help="the mmstrat binary (tools: ../shared/tools/build-mmstrat.sh)")
+    parser.add_argument("--large", action="store_true", help="also bulls 4 of 10 and 4 of 10 with no leading zero")
+    parser.add_argument("--write", action="store_true", help="save the table in tools/results/solve.md")
     args = parser.parse_args()
-    runs = SMALL + (LARGE if args.large else [])
+    cases = SMALL + (LARGE if args.large else [])
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        run("bulls:3x6", [], Path(tmp) / "warm.json")  # fill the numba cache
-        print(f"{'game':16} {'options':24} {'seconds':>8} {'bar':>6}  result")
-        for spec, extra, bar in runs:
-            seconds, proof = run(spec, extra, Path(tmp) / "t.json")
-            verdict = "" if bar is None else ("ok" if seconds <= bar else "SLOW")
-            print(f"{spec:16} {' '.join(extra):24} {seconds:8.2f} {bar or '':>6}  {verdict:4}  {'; '.join(proof)}")
-            if spec == "bulls:4x10" and not extra:
-                print(f"{'':16} {'':24} ratio to the C++ solver's {CPP_SECONDS_4X10:.0f} s: {seconds / CPP_SECONDS_4X10:.2f}")
+        measure(strategy("solve", "--game", "bulls:3x6", "--quiet", "-o", str(Path(tmp) / "warm.json")))
+        print(f"{'game':22} {'ours':>9} {'MB':>6} {'mmstrat':>9} {'MB':>6} {'ratio':>6}  total")
+        for spec, extra in cases:
+            run, total = ours(spec, extra, Path(tmp))
+            label = spec + ("" if not extra else " " + " ".join(extra).replace("--", ""))
+            peer_s = peer_mb = ratio = ""
+            rules = peer_rules(spec)
+            if args.peer and rules and "--consistent-only" not in extra:  # mmstrat's -po is a looser rule
+                peer = measure([args.peer, "-r", rules, "-s", PEER_STRATEGY["optimal"], "-S", "-q"])
+                if peer_total(peer.stdout) != total:
+                    raise SystemExit(f"{spec}: mmstrat says {peer_total(peer.stdout)}, we prove {total}")
+                peer_s, peer_mb, ratio = f"{peer.seconds:.2f} s", f"{peer.peak_mb:.0f}", f"{run.seconds / peer.seconds:.2f}x"
+            print(f"{label:22} {run.seconds:8.2f}s {run.peak_mb:6.0f} {peer_s:>9} {peer_mb:>6} {ratio:>6}  {total}")
+            rows.append([label, str(total), f"{run.seconds:.2f} s", f"{run.peak_mb:.0f} MB", peer_s,
+                         f"{peer_mb} MB" if peer_mb else "", ratio])
+    if args.write:
+        path = write_table("solve", "Exact search, whole processes (tools/bench_solve.py)",
+                           ["game", "minimum total", "strategy solve", "memory", "mmstrat (1 core)", "memory", "ratio"],
+                           rows, "Ours on one process unless jobs is given; the numba cache warm. mmstrat has no "
+                                 "leading-zero rule, and its consistent-only option (-po) is a looser rule.")
+        print(f"written {path}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

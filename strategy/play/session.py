@@ -105,19 +105,18 @@ class Asker:
                      repairs=[{"number": i + 1, "candidates": n} for i, n in sorted(c.repairs.items())])
 
     # -- questions --------------------------------------------------------------------------
-    def question(self, urgent: bool = False) -> dict:
-        """Choose the next question and return its event. `urgent`: ask the best candidate (race)."""
-        fmt = self.game.format_code
+    def question(self, chosen: str | None = None) -> dict:
+        """Choose the next question (the tree's, noisy mode's, or `chosen`) and return its event."""
         extra: dict = {}
-        if self.guesser is not None:
+        if chosen is not None:
+            guess = chosen
+        elif self.guesser is not None:
             probe = self.guesser.next_question()
             guess = self.guesser.gt.code_str(probe)
             best, p = self.guesser.map_secret()
             extra = {"most_likely": self.guesser.gt.code_str(best), "probability": round(p, 6)}
         else:
             guess = self.walker.next_guess(self.history, self.cands)
-            if urgent and self.game.read_code(guess) not in self.cands:
-                guess = fmt(best_candidate(self.cands))
         self.pending = guess
         code = self.game.read_code(guess)
         return event("question", number=len(self.history) + 1, code=guess, candidates=len(self.cands),
@@ -235,15 +234,17 @@ class Asker:
         return guesser
 
     # -- a turn -----------------------------------------------------------------------------
-    def play_turn(self, channel: Channel, urgent: bool = False) -> None:
-        """Ask one question and take input until it is answered and no contradiction is left (or solved)."""
+    def play_turn(self, channel: Channel, choose=None) -> None:
+        """Ask one question and take input until it is answered and no contradiction is left (or solved).
+
+        `choose()`, if given, picks the question instead of the tree (the race's adaptive player)."""
         answered = False
         while not self.solved:
             if self.conflict is None and self.fixing is None:
                 if answered and self.pending is None:
                     return
                 if self.pending is None:
-                    channel.emit(self.question(urgent))
+                    channel.emit(self.question(choose() if choose else None))
                 if self.secret is not None:
                     for e in self.record(feedback(self.secret, self.game.read_code(self.pending)), "secret"):
                         channel.emit(e)
@@ -266,21 +267,6 @@ class Asker:
 
 def refused(text: str, reason: str) -> dict:
     return event("refused", input=text[:80], reason=reason)
-
-
-def best_candidate(cands: list[Code]) -> Code:
-    """The candidate that wins now with the same chance as any other and splits the rest best."""
-    if len(cands) == 1:
-        return cands[0]
-
-    def spread(code: Code) -> int:
-        parts: dict = {}
-        for c in cands:
-            a = feedback(c, code)
-            parts[a] = parts.get(a, 0) + 1
-        return sum(v * v for v in parts.values())
-
-    return min(cands, key=spread)
 
 
 def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> dict:
@@ -374,15 +360,19 @@ def defence(game: Game, channel: Channel, secret: Code) -> int:
         return _finish(channel, e.reason, EXIT_QUIT if e.reason == "quit" else EXIT_EOF)
 
 
-def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None) -> int:
+def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None, model: str = "tree") -> int:
     """Numeron: both hold a secret and ask in turn; the person asks first, the computer gets the last word.
 
-    When the person's answers leave at most two codes for the computer's secret (the person may win at
-    the next turn), the computer stops asking for information and asks its most likely secret.
+    Each of the computer's questions is chosen for its chance to win the race (`race.AdaptiveRacer`),
+    from what both sides know: it gambles on a candidate when the person is close, plays the tree when
+    it is ahead.
     """
+    from .race import AdaptiveRacer
+
     game = walker.game
     mine = secret
     me = Asker(walker, in_race=True)
+    racer = AdaptiveRacer(walker, model)
     their_cands = game.codes()  # what the person may still think my secret is
     asked: list[dict] = []
     channel.emit(_ready("race", game, walker, tree))
@@ -395,7 +385,8 @@ def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None
             channel.emit(event("answer_to_your_question", number=round_number, code=game.format_code(probe),
                                **answer_fields(game, answer)))
             person_won = answer == game.win
-            me.play_turn(channel, urgent=person_won or len(their_cands) <= 2)
+            their_history = [(a["code"], a["answer"]) for a in asked]
+            me.play_turn(channel, lambda: racer.choose(me.history, me.cands, their_history, their_cands, person_won))
             computer_won = me.solved
             result = None
             if person_won or computer_won:

@@ -63,3 +63,17 @@ def feasible(depth: int) -> Costs:
 def at_last_level(depth: int) -> Costs:
     """1 for each secret that needs exactly `depth` questions, INF beyond: fewest at the worst depth."""
     return Costs(f"fewest-at-{depth}", (0,) * depth + (1,), "constant", depth)
+
+
+def within(depth: int) -> Costs:
+    """0 up to `depth` questions, 1 beyond (no bound): the fewest secrets left after `depth` questions."""
+    return Costs(f"within-{depth}", (0,) * (depth + 1) + (1,), "constant", None)
+
+
+def against(depth_counts: list[int], rule: str = "tie", seat: str = "first") -> Costs:
+    """A race against a fixed tree with these depth counts: the best response minimises this cost
+    (see play.race.win_costs; our score is 1 - total / (2·ours·theirs))."""
+    from ..play.race import win_costs
+
+    return Costs(f"win-{rule}" + (f"-{seat}" if rule == "first" else ""), tuple(win_costs(depth_counts, rule, seat)),
+                 "constant", None)

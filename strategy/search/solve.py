@@ -30,7 +30,7 @@ from .objectives import Costs
 from .store import Store
 from .worker import Engine, Spec, tree_node
 
-OBJECTIVES = ("total", "worst", "worst-then-fewest")
+OBJECTIVES = ("total", "worst", "worst-then-fewest", "win", "within")
 MAX_SEARCH_DEPTH = 60
 PARALLEL_MIN_CODES = 4000  # smaller games are solved in one process: splitting and workers cost more than they give
 
@@ -69,7 +69,8 @@ def describe(game: Game, objective: str, max_depth: int | None, consistent_only:
              scheduler: str | None = None) -> str:
     """The line a solve starts with: what it proves, how, and where."""
     what = {"total": "minimum total", "worst": "minimum worst case, then minimum total",
-            "worst-then-fewest": "minimum worst case, then fewest secrets at it"}[objective]
+            "worst-then-fewest": "minimum worst case, then fewest secrets at it",
+            "win": "best response in a race", "within": "most secrets found"}[objective]
     if max_depth is not None:
         what += f" within {max_depth} questions"
     probes = "consistent probes only" if consistent_only else "any probe"
@@ -222,29 +223,60 @@ def min_depth_bound(gt: GameTable) -> int:
     raise GameError("game too deep to search")
 
 
-def validate(objective: str, max_depth: int | None) -> None:
+def validate(objective: str, max_depth: int | None, against: list[int] | None = None) -> None:
     if objective not in OBJECTIVES:
         raise GameError(f"unknown objective {objective!r} (choose from {', '.join(OBJECTIVES)})")
-    if max_depth is not None and objective != "total":
-        raise GameError("--max-depth applies to the total objective only")
+    if max_depth is not None and objective not in ("total", "within"):
+        raise GameError("--max-depth applies to the total and within objectives only")
+    if objective == "within" and max_depth is None:
+        raise GameError("the within objective needs --max-depth K (the most secrets found within K questions)")
+    if objective == "win" and against is None:
+        raise GameError("the win objective needs --against TREE (the tree to beat)")
+    if objective != "win" and against is not None:
+        raise GameError("--against applies to the win objective only")
 
 
 def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, consistent_only: bool = False,
                jobs: int | None = None, tt_bits: int | None = None, progress: bool = True,
                scheduler: str | None = None, store: str | None = None, log: str | None = None,
-               plan: Plan | str | None = None, on_start: Callable[[str], None] | None = None) -> SolveReport:
-    """Run the exact search for `objective`; the report says what was proved and holds the tree."""
-    validate(objective, max_depth)
+               plan: Plan | str | None = None, on_start: Callable[[str], None] | None = None,
+               against: list[int] | None = None, rule: str = "tie", seat: str = "first") -> SolveReport:
+    """Run the exact search for `objective`; the report says what was proved and holds the tree.
+
+    `against` (depth counts of a fixed tree), `rule` and `seat` define the race objective `win`."""
+    validate(objective, max_depth, against)
     start = time.perf_counter()
     game = gt.game
     proven: dict = {}
     lines: list[str] = []
     session = Session(gt, consistent_only, jobs, scheduler, store, log, progress, tt_bits, plan)
-    name = objective if max_depth is None else f"total-max-depth-{max_depth}"
+    name = objective if max_depth is None else f"{objective}-max-depth-{max_depth}"
+    if objective == "within":
+        name = f"within-{max_depth}"
+    elif objective == "win":
+        name = objectives.against(against, rule, seat).name
     try:
         if on_start and session.start_line():
             on_start(session.start_line())
-        if objective == "total":
+        if objective == "within":
+            out = session.run(objectives.within(max_depth), label=f"most within {max_depth}")
+            found = gt.size - out.value
+            proven = {"within": max_depth, "found": found, "missed": out.value}
+            lines.append(f"proved: at most {found} of {gt.size} secrets can be found within {max_depth} questions "
+                         f"({out.value} need more)")
+            tree = out.tree
+        elif objective == "win":
+            from fractions import Fraction
+
+            costs = objectives.against(against, rule, seat)
+            out = session.run(costs, label=f"best response ({costs.name})")
+            score = 1 - Fraction(out.value, 2 * gt.size * sum(against))
+            proven = {"rule": rule, "seat": seat if rule == "first" else None, "against_depth_counts": against,
+                      "cost": out.value, "score": str(score)}
+            lines.append(f"proved: the best response scores {score} = {float(score):.6f} "
+                         f"(P(win) + P(draw)/2, rule {rule}{', seat ' + seat if rule == 'first' else ''})")
+            tree = out.tree
+        elif objective == "total":
             out = session.run(objectives.total(max_depth), label="min total")
             if not out.exact:
                 proven = {"max_depth": max_depth, "feasible": False}

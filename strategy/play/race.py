@@ -1,0 +1,275 @@
+"""The race (Numeron, MOO, Hit&Blow head to head): exact outcomes of fixed trees, and adaptive play.
+
+Two rules. `tie`: the players ask in rounds and the one who needs fewer questions wins, equal counts
+draw (the equalising last turn of `play --race`, Tanaka's rule for MOO). `first`: A asks first and the
+first to find the other's secret wins. With fixed trees and independent uniform secrets only the two
+depth distributions matter (`outcome`). In a real race each side hears the other's questions, so the
+adaptive player (`AdaptiveRacer`) chooses each question for its chance to win from the current state:
+its own remaining questions X, simulated by the tree's continuation after each question it might ask,
+and the opponent's Y, modelled by the tree's continuation over the opponent's candidates.
+Standard library only.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..rules import Code, Game, feedback
+from .walker import History, Walker
+
+RULES = ("tie", "first")
+MODEL_SAMPLE = 160  # opponent candidate sets up to this size are simulated; larger ones use tree depths
+ASK_CANDIDATES = 16  # our candidates tried as questions at most (the tree's question is always tried)
+DEVIATE_BELOW = 40  # with more candidates than this the tree's question is kept (unless the opponent has won)
+CLOSE = 2  # the tree's question is kept unless the opponent may finish within this many questions
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Exact probabilities for A against B."""
+
+    a_wins: Fraction
+    draw: Fraction
+    b_wins: Fraction
+
+    @property
+    def score(self) -> Fraction:
+        """A's expected result: a win counts 1, a draw 1/2."""
+        return self.a_wins + self.draw / 2
+
+    def to_json(self) -> dict:
+        return {name: {"fraction": str(value), "decimal": round(float(value), 6)}
+                for name, value in (("a_wins", self.a_wins), ("draw", self.draw), ("b_wins", self.b_wins),
+                                    ("a_score", self.score))}
+
+
+def outcome(depths_a: list[int], depths_b: list[int], rule: str = "tie") -> Outcome:
+    """P(A wins), P(draw), P(B wins) from two depth-count lists (index r: secrets found at question r)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}")
+    na, nb = sum(depths_a), sum(depths_b)
+    top = max(len(depths_a), len(depths_b))
+    a = list(depths_a) + [0] * (top - len(depths_a))
+    b = list(depths_b) + [0] * (top - len(depths_b))
+    below = [0] * (top + 1)  # below[r] = B secrets found before question r
+    for r in range(1, top + 1):
+        below[r] = below[r - 1] + b[r - 1]
+    wins = draws = 0
+    for r in range(1, top):
+        if rule == "tie":
+            wins += a[r] * (nb - below[r] - b[r])  # B needs more than r
+            draws += a[r] * b[r]
+        else:
+            wins += a[r] * (nb - below[r])  # A asks first: at r questions A is done before B's r-th
+    total = na * nb
+    return Outcome(Fraction(wins, total), Fraction(draws, total), Fraction(total - wins - draws, total))
+
+
+def win_costs(depths_b: list[int], rule: str = "tie", seat: str = "first") -> list[int]:
+    """cost[r] of a secret we find at question r against B (twice the B secrets we lose or half-lose to):
+    minimising the total maximises our score, which is 1 - total / (2·ours·theirs)."""
+    nb = sum(depths_b)
+    out = [0]
+    below = 0  # B secrets found before question r
+    for r in range(1, len(depths_b) + 1):
+        at = depths_b[r] if r < len(depths_b) else 0
+        if rule == "tie":
+            out.append(2 * below + at)
+        elif seat == "first":
+            out.append(2 * below)
+        else:
+            out.append(2 * (below + at))
+        below += at
+    out.append(2 * nb)  # after B's last question every secret is lost
+    return out
+
+
+# -- adaptive play -----------------------------------------------------------------------------------
+
+
+def continuation(walker: Walker, history: History, secret: Code, cands: list[Code], limit: int = 40) -> int:
+    """How many more questions the tree's play needs to find `secret` after `history` (cands: what it allows)."""
+    game = walker.game
+    history = list(history)
+    asked = 0
+    while asked < limit:
+        guess = walker.next_guess(history, cands)
+        asked += 1
+        probe = game.read_code(guess)
+        answer = feedback(secret, probe)
+        if answer == game.win:
+            return asked
+        history.append((guess, game.format_answer(answer)))
+        cands = [c for c in cands if feedback(c, probe) == answer]
+    return asked
+
+
+def spread_sample(items: list, size: int) -> list:
+    """At most `size` items, evenly spread (deterministic)."""
+    if len(items) <= size:
+        return list(items)
+    step = len(items) / size
+    return [items[int(i * step)] for i in range(size)]
+
+
+def distribution(counts: list[int]) -> list[Fraction]:
+    """Counts of questions -> probabilities, index = number of questions."""
+    total = len(counts)
+    out = [Fraction(0)] * (max(counts) + 1 if counts else 1)
+    for c in counts:
+        out[c] += Fraction(1, total)
+    return out
+
+
+class AdaptiveRacer:
+    """Chooses our next question in a race for its chance to win, given both sides' knowledge.
+
+    `model`: "tree" (the opponent continues as our tree would from their candidates) or
+    "random-consistent" (the opponent asks random codes that may be the secret).
+    """
+
+    def __init__(self, walker: Walker, model: str = "tree", seed: int = 0):
+        self.walker, self.game, self.model = walker, walker.game, model
+        self.rng = random.Random(seed)
+        self._depth: dict[Code, int] | None = None
+
+    def tree_depth(self, code: Code) -> int:
+        """Questions the tree needs from the start for this secret (computed once for all codes)."""
+        if self._depth is None:
+            from ..io.verify import measure
+
+            depths = measure(self.game, self.walker.root)[1]
+            self._depth = {self.game.read_code(c): d for c, d in depths.items()}
+        return self._depth[code]
+
+    def opponent_needs(self, their_history: History, their_cands: list[Code]) -> list[Fraction]:
+        """P(the opponent needs j more questions), for j = 0, 1, ...
+
+        Small candidate sets are played out; for a large one (early in the game) each candidate's
+        remaining count is taken as its tree depth less the questions already asked (at least 1)."""
+        if len(their_cands) > MODEL_SAMPLE and self.model == "tree":
+            asked = len(their_history)
+            return distribution([max(1, self.tree_depth(c) - asked) for c in their_cands])
+        sample = spread_sample(their_cands, MODEL_SAMPLE)
+        if self.model == "random-consistent":
+            counts = []
+            for s in sample:
+                cands, asked = list(their_cands), 0
+                while True:
+                    asked += 1
+                    probe = cands[self.rng.randrange(len(cands))]
+                    answer = feedback(s, probe)
+                    if answer == self.game.win:
+                        break
+                    cands = [c for c in cands if feedback(c, probe) == answer]
+                counts.append(asked)
+        else:
+            counts = [continuation(self.walker, their_history, s, their_cands) for s in sample]
+        return distribution(counts)
+
+    def our_needs(self, history: History, cands: list[Code], question: str) -> list[Fraction]:
+        """P(we need x questions, this one included) if we ask `question` now."""
+        probe = self.game.read_code(question)
+        counts = []
+        for s in cands:
+            answer = feedback(s, probe)
+            if answer == self.game.win:
+                counts.append(1)
+                continue
+            after = history + [(question, self.game.format_answer(answer))]
+            rest = [c for c in cands if feedback(c, probe) == answer]
+            counts.append(1 + continuation(self.walker, after, s, rest))
+        return distribution(counts)
+
+    @staticmethod
+    def value(ours: list[Fraction], theirs: list[Fraction], they_won: bool, rule: str = "tie",
+              we_first: bool = False) -> Fraction:
+        """Our score (win 1, draw 1/2) if we need X questions (this one included) and they Y more.
+
+        Asking second in each round (as in play --race), their next question comes in the next round:
+        under the tie rule we win if X <= Y and draw if X = Y + 1 (their last question and our
+        equalising one share a round); if they already found our secret, only X = 1 draws. Asking
+        first, their next question is in this round: we win if X < Y and draw if X = Y. Under the rule
+        first the earlier finisher wins: we win if X <= Y.
+        """
+        if they_won:
+            return ours[1] / 2 if len(ours) > 1 else Fraction(0)
+        at_least = [Fraction(0)] * (len(theirs) + 2)  # at_least[j] = P(Y >= j)
+        for j in range(len(theirs) - 1, -1, -1):
+            at_least[j] = at_least[j + 1] + theirs[j]
+
+        def p_y_at_least(j: int) -> Fraction:
+            return at_least[j] if j < len(at_least) else Fraction(0)
+
+        def p_y_is(j: int) -> Fraction:
+            return theirs[j] if 0 <= j < len(theirs) else Fraction(0)
+
+        score = Fraction(0)
+        for x, p in enumerate(ours):
+            if not p:
+                continue
+            if rule == "first":
+                score += p * p_y_at_least(x)
+            elif we_first:
+                score += p * (p_y_at_least(x + 1) + p_y_is(x) / 2)
+            else:
+                score += p * (p_y_at_least(x) + p_y_is(x - 1) / 2)
+        return score
+
+    def choose(self, history: History, cands: list[Code], their_history: History, their_cands: list[Code],
+               they_won: bool, rule: str = "tie", we_first: bool = False) -> str:
+        """The question with the best chance to win (ties: the tree's question, then the lowest code)."""
+        tree_question = self.walker.next_guess(history, cands)
+        if len(cands) > DEVIATE_BELOW:
+            if they_won and self.game.read_code(tree_question) not in cands:
+                return self.game.format_code(min(cands))  # only a candidate can still draw
+            return tree_question
+        theirs = [Fraction(0), Fraction(1)] if they_won else self.opponent_needs(their_history, their_cands)
+        if not they_won and sum(theirs[:CLOSE + 1]) == 0:
+            return tree_question  # the opponent is far: no reason to leave the tree
+        options = [tree_question] + [self.game.format_code(c) for c in spread_sample(sorted(cands), ASK_CANDIDATES)]
+        best, best_value = tree_question, None
+        for q in dict.fromkeys(options):
+            v = self.value(self.our_needs(history, cands, q), theirs, they_won, rule, we_first)
+            if best_value is None or v > best_value:
+                best, best_value = q, v
+        return best
+
+
+# -- the seed article's Numeron AI --------------------------------------------------------------------
+
+
+class SeedNumeronAI:
+    """The AI of the Numeron article (shared/seeds/000), as it describes it: a random first question; then
+    the code (of all codes) that minimises the expected number of remaining candidates (lowest code on
+    ties); with one candidate left, ask it; with two, either at random; on its last turn after the
+    opponent found its number, a random candidate."""
+
+    def __init__(self, game: Game, seed: int = 0, scores=None):
+        """`scores(cands)`: optional fast scorer (sum of squared part sizes of every code, in code order)."""
+        self.game = game
+        self.codes = game.codes()
+        self.rng = random.Random(seed)
+        self.scores = scores
+
+    def choose(self, asked: int, cands: list[Code], opponent_won: bool) -> Code:
+        if asked == 0:
+            return self.rng.choice(self.codes)
+        if len(cands) == 1:
+            return cands[0]
+        if len(cands) == 2 or opponent_won:
+            return self.rng.choice(cands)
+        if self.scores is not None:
+            values = self.scores(cands)
+            return self.codes[min(range(len(values)), key=values.__getitem__)]  # first minimum: lowest code
+        best, best_score = None, None
+        for probe in self.codes:
+            parts: dict = {}
+            for c in cands:
+                a = feedback(c, probe)
+                parts[a] = parts.get(a, 0) + 1
+            score = sum(v * v for v in parts.values())
+            if best_score is None or score < best_score:
+                best, best_score = probe, score
+        return best

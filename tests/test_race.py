@@ -1,0 +1,152 @@
+"""The race: exact outcomes of fixed trees, best responses and "most within k" trees, checked by brute force;
+the adaptive player does not throw away a race it can win."""
+from __future__ import annotations
+
+import functools
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from strategy.feedback_table import game_table
+from strategy.io.tree import TreeDoc
+from strategy.io.verify import measure
+from strategy.play.race import AdaptiveRacer, outcome, win_costs
+from strategy.play.walker import Walker
+from strategy.rules import feedback, parse_game
+from strategy.search.heuristics import build
+from strategy.search.solve import solve_game
+
+from .conftest import TREES, run_cli
+
+
+def tree_of(spec: str, how: str) -> dict:
+    gt = game_table(parse_game(spec))
+    if how == "optimal":
+        return solve_game(gt, "total", progress=False).tree
+    return build(gt, how, progress=False)
+
+
+def play_race(game, tree_a: dict, tree_b: dict, sa, sb, rule: str) -> str:
+    """One race, question by question: A's tree hunts B's secret sb, B's tree hunts sa."""
+    walkers = [Walker(TreeDoc(game, tree_a)), Walker(TreeDoc(game, tree_b))]
+    targets = [sb, sa]
+    histories: list[list] = [[], []]
+    for _ in range(40):
+        found = []
+        for side in (0, 1):
+            guess = walkers[side].next_guess(histories[side])
+            answer = feedback(targets[side], game.read_code(guess))
+            histories[side].append((guess, game.format_answer(answer)))
+            found.append(answer == game.win)
+            if rule == "first" and found[side]:
+                return "a" if side == 0 else "b"
+        if rule == "tie" and any(found):
+            return "draw" if all(found) else ("a" if found[0] else "b")
+    raise AssertionError("no one won")
+
+
+@pytest.mark.parametrize("rule", ["tie", "first"])
+def test_race_arithmetic_matches_playing_every_pair(rule):
+    game = parse_game("bulls:3x6")
+    a, b = tree_of("bulls:3x6", "optimal"), tree_of("bulls:3x6", "minimax")
+    codes = game.codes()
+    counts = {"a": 0, "draw": 0, "b": 0}
+    for sa, sb in itertools.product(codes, codes):
+        counts[play_race(game, a, b, sa, sb, rule)] += 1
+    n = len(codes) ** 2
+    exact = outcome(measure(game, a)[0].depth_counts, measure(game, b)[0].depth_counts, rule)
+    assert (exact.a_wins, exact.draw, exact.b_wins) == (Fraction(counts["a"], n), Fraction(counts["draw"], n),
+                                                        Fraction(counts["b"], n))
+
+
+def brute_force_cost(spec: str, cost: list[int]) -> int:
+    """Least total cost (cost[r] per secret found at question r, last value repeated) over all trees, any probe."""
+    game = parse_game(spec)
+    codes = game.codes()
+    answer = [[feedback(s, p) for s in codes] for p in codes]
+
+    def c(r: int) -> int:
+        return cost[r] if r < len(cost) else cost[-1]
+
+    @functools.lru_cache(maxsize=None)
+    def value(S: tuple, d: int) -> int:
+        if len(S) == 1:
+            return c(d + 1)
+        best = None
+        for p in range(len(codes)):
+            parts: dict = {}
+            hit = 0
+            for s in S:
+                if answer[p][s] == game.win:
+                    hit = c(d + 1)
+                else:
+                    parts.setdefault(answer[p][s], []).append(s)
+            if any(len(v) == len(S) for v in parts.values()):
+                continue
+            total = hit + sum(value(tuple(v), d + 1) for v in parts.values())
+            best = total if best is None else min(best, total)
+        return best
+
+    return value(tuple(range(len(codes))), 0)
+
+
+@pytest.mark.parametrize("spec", ["bulls:2x5", "bulls:3x4", "mastermind:2x3"])
+@pytest.mark.parametrize("rule,seat", [("tie", "first"), ("first", "first"), ("first", "second")])
+def test_best_response_is_optimal_by_brute_force(spec, rule, seat):
+    gt = game_table(parse_game(spec))
+    b = build(gt, "minimax", progress=False)
+    depths_b = measure(gt.game, b)[0].depth_counts
+    report = solve_game(gt, "win", against=depths_b, rule=rule, seat=seat, progress=False)
+    assert report.proven["cost"] == brute_force_cost(spec, win_costs(depths_b, rule, seat))
+    got = outcome(measure(gt.game, report.tree)[0].depth_counts, depths_b, rule if seat == "first" else "first")
+    if rule == "tie":
+        assert got.score == Fraction(report.proven["score"])
+
+
+@pytest.mark.parametrize("spec,k", [("bulls:3x5", 3), ("bulls:2x6", 3), ("mastermind:2x3", 2), ("bulls:3x5", 6)])
+def test_within_k_by_brute_force(spec, k):
+    gt = game_table(parse_game(spec))
+    report = solve_game(gt, "within", max_depth=k, progress=False)
+    missed = brute_force_cost(spec, [0] * (k + 1) + [1])
+    assert report.proven["missed"] == missed
+    stats = measure(gt.game, report.tree)[0]
+    assert sum(stats.depth_counts[: k + 1]) == gt.size - missed
+    worst = solve_game(gt, "worst", progress=False).proven["worst"]
+    if k >= worst:
+        assert report.proven["found"] == gt.size
+
+
+def test_the_adaptive_player_takes_a_certain_win_and_gambles_when_behind():
+    walker = Walker.load(TREES / "bulls-3x10-total.json")
+    game = walker.game
+    racer = AdaptiveRacer(walker)
+    history = [("012", "0,0"), ("345", "2,0"), ("367", "1,0")]
+    cands = walker.narrow(history)
+    assert len(cands) > 1
+    # the person found my secret this round: only a candidate can still draw
+    q = racer.choose(history, cands, [("987", "3,0")], [game.read_code("987")], they_won=True)
+    assert game.read_code(q) in cands
+    # one candidate left and the person far behind: ask it, a certain win
+    one = [cands[0]]
+    history_one = history + [(game.format_code(cands[1]), game.format_answer(feedback(cands[0], cands[1])))]
+    q = racer.choose(history_one, walker.narrow(history_one), [], game.codes(), they_won=False)
+    assert q == game.format_code(one[0])
+
+
+def test_race_command_and_best_response_cli(tmp_path):
+    out = tmp_path / "br.json"
+    r = run_cli("solve", "--game", "bulls:3x6", "--objective", "win", "--against", str(TREES / "bulls-3x10-total.json"),
+                "--quiet", "-o", str(out))
+    assert r.returncode == 2 and "tree is for bulls:3x10, not bulls:3x6" in r.stderr
+    tree = tmp_path / "mm.json"
+    assert run_cli("build", "--game", "bulls:3x6", "--strategy", "minimax", "--quiet", "-o", str(tree)).returncode == 0
+    r = run_cli("solve", "--game", "bulls:3x6", "--objective", "win", "--against", str(tree), "--quiet", "-o", str(out))
+    assert r.returncode == 0 and "proved: the best response scores" in r.stderr, r.stderr
+    score = r.stderr.split("scores ")[1].split(" =")[0]
+    r = run_cli("race", str(out), str(tree), "--json")
+    import json
+
+    assert json.loads(r.stdout)["a_score"]["fraction"] == score
+    r = run_cli("solve", "--game", "bulls:3x6", "--objective", "within", "--quiet", "-o", str(out))
+    assert r.returncode == 2 and "needs --max-depth" in r.stderr

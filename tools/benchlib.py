@@ -1,0 +1,77 @@
+"""What the benchmarks share: running a whole process and measuring it, and the peer's game names.
+
+Each measurement is one process from start to exit (wall time and peak resident memory from
+wait4), because that is what a user waits for: interpreter and import time included.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "tools" / "results"
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_mb: float
+    stdout: str
+    stderr: str
+    status: int
+
+
+def measure(argv: list[str], env: dict | None = None) -> Run:
+    """Run a command to completion: its wall time and its own peak resident memory (wait4)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True,
+                                env=env or dict(os.environ, PYTHONPATH=str(ROOT)))
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Run(seconds, usage.ru_maxrss / 1024, out.read(), err.read(), proc.returncode)
+
+
+def strategy(*args: str) -> list[str]:
+    return [sys.executable, "-m", "strategy", *args]
+
+
+def peer_rules(spec: str) -> str | None:
+    """mmstrat's name of a game (-r), or None when it has no such game (no leading zero)."""
+    name, size, *rest = spec.split(":")
+    if rest:
+        return None
+    n, k = size.split("x")
+    return f"p{n}c{k}{'n' if name == 'bulls' else 'r'}"
+
+
+PEER_STRATEGY = {"expected-size": "minavg", "entropy": "entropy", "minimax": "minmax", "most-parts": "parts",
+                 "optimal": "optimal"}
+
+
+def peer_total(out: str) -> int | None:
+    """The total from `mmstrat -S -q` output (total:worst:count)."""
+    for line in reversed(out.strip().splitlines()):
+        head = line.strip().split(":")[0]
+        if head.isdigit():
+            return int(head)
+    return None
+
+
+def write_table(name: str, title: str, header: list[str], rows: list[list[str]], note: str) -> Path:
+    """A Markdown table for the README's benchmarks block (tools/readme.py includes every results file)."""
+    RESULTS.mkdir(exist_ok=True)
+    lines = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["", note]
+    path = RESULTS / f"{name}.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,161 @@
+"""The race league: the seed article's Numeron AI, the minimum-total tree, the strongest fixed tree and our
+adaptive race player against each other, under both rules and from both seats.
+
+Usage: python tools/race_league.py [--game bulls:3x10] [--races N] [--seed S] [--write]
+
+Two fixed trees are compared exactly (race arithmetic over every pair of secrets). A pairing with the seed
+AI or the adaptive player is played out over N races with uniformly random secrets (a fixed seed), and its
+score (win 1, draw 1/2) is given with a 95% confidence interval. "first" = the row player asks first.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from benchlib import write_table  # noqa: E402
+from strategy.feedback_table import game_table  # noqa: E402
+from strategy.io.tree import load  # noqa: E402
+from strategy.io.verify import verify  # noqa: E402
+from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome  # noqa: E402
+from strategy.play.walker import Walker  # noqa: E402
+from strategy.rules import feedback, parse_game  # noqa: E402
+
+
+class Player:
+    name = ""
+
+    def reset(self, rng: random.Random) -> None:
+        pass
+
+    def move(self, ctx: dict) -> str:
+        raise NotImplementedError
+
+
+class TreePlayer(Player):
+    def __init__(self, name: str, walker: Walker):
+        self.name, self.walker = name, walker
+
+    def move(self, ctx: dict) -> str:
+        return self.walker.next_guess(ctx["history"], ctx["cands"])
+
+
+class AdaptivePlayer(Player):
+    def __init__(self, walker: Walker):
+        self.name, self.racer = "adaptive", AdaptiveRacer(walker)
+
+    def move(self, ctx: dict) -> str:
+        return self.racer.choose(ctx["history"], ctx["cands"], ctx["their_history"], ctx["their_cands"],
+                                 ctx["they_won"], ctx["rule"], ctx["we_first"])
+
+
+class SeedPlayer(Player):
+    """The seed's AI, its expected-size scores computed with the answer table (the same choices, faster)."""
+
+    def __init__(self, game, table: np.ndarray):
+        self.name, self.game, self.table = "seed AI", game, table
+        self.index = {c: i for i, c in enumerate(game.codes())}
+        self.n_classes = int(table.max()) + 1
+
+    def scores(self, cands: list) -> list:
+        idx = np.fromiter((self.index[c] for c in cands), dtype=np.int64, count=len(cands))
+        sub = self.table[:, idx].astype(np.int64) + self.n_classes * np.arange(self.table.shape[0])[:, None]
+        counts = np.bincount(sub.ravel(), minlength=self.table.shape[0] * self.n_classes)
+        return (counts.reshape(-1, self.n_classes) ** 2).sum(1).tolist()
+
+    def reset(self, rng: random.Random) -> None:
+        self.ai = SeedNumeronAI(self.game, rng.randrange(2**31), self.scores)
+
+    def move(self, ctx: dict) -> str:
+        return self.game.format_code(self.ai.choose(len(ctx["history"]), ctx["cands"], ctx["they_won"]))
+
+
+def play(game, first: Player, second: Player, secrets: tuple, rule: str, rng: random.Random) -> float:
+    """One race; the first player's score (1, 1/2, 0). secrets[i] is player i's own secret."""
+    players = (first, second)
+    for p in players:
+        p.reset(rng)
+    codes = game.codes()
+    hist = [[], []]  # what each player asked and heard
+    cands = [list(codes), list(codes)]  # what each player may still think the other's secret is
+    for _ in range(60):
+        found = [False, False]
+        for side in (0, 1):
+            other = 1 - side
+            ctx = {"history": hist[side], "cands": cands[side], "their_history": hist[other],
+                   "their_cands": cands[other], "they_won": rule == "tie" and side == 1 and found[0],
+                   "rule": rule, "we_first": side == 0}
+            guess = players[side].move(ctx)
+            probe = game.read_code(guess)
+            answer = feedback(secrets[other], probe)
+            hist[side] = hist[side] + [(guess, game.format_answer(answer))]
+            cands[side] = [c for c in cands[side] if feedback(c, probe) == answer]
+            found[side] = answer == game.win
+            if rule == "first" and found[side]:
+                return 1.0 if side == 0 else 0.0
+        if rule == "tie" and any(found):
+            return 0.5 if all(found) else (1.0 if found[0] else 0.0)
+    raise RuntimeError("a race did not end")
+
+
+def simulate(game, a: Player, b: Player, rule: str, races: int, seed: int) -> tuple[float, float, float]:
+    """A's mean score asking first, its 95% half-width, and the seconds taken."""
+    rng = random.Random(seed)
+    codes = game.codes()
+    start = time.perf_counter()
+    scores = [play(game, a, b, (rng.choice(codes), rng.choice(codes)), rule, rng) for _ in range(races)]
+    mean = sum(scores) / races
+    sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / max(1, races - 1))
+    return mean, 1.96 * sd / math.sqrt(races), time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--game", default="bulls:3x10")
+    parser.add_argument("--races", type=int, default=2000, help="races per simulated pairing and seat")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--write", action="store_true", help="save the league table in tools/results/")
+    args = parser.parse_args()
+    game = parse_game(args.game)
+    stem = args.game.replace(":", "-")
+    total = load(ROOT / "trees" / f"{stem}-total.json")
+    strongest_path = ROOT / "trees" / f"race-{stem}-strongest.json"
+    strongest = load(strongest_path) if strongest_path.exists() else None
+    players = [SeedPlayer(game, game_table(game).table), TreePlayer("min-total tree", Walker(total))]
+    if strongest:
+        players.append(TreePlayer("strongest tree", Walker(strongest)))
+    players.append(AdaptivePlayer(Walker(total)))
+    depths = {p.name: verify(p.walker.doc).depth_counts for p in players if isinstance(p, TreePlayer)}
+    rows = []
+    for i, a in enumerate(players):
+        for b in players[i + 1:]:
+            for rule in ("tie", "first"):
+                if a.name in depths and b.name in depths:
+                    first = float(outcome(depths[a.name], depths[b.name], rule).score)
+                    second = 1 - float(outcome(depths[b.name], depths[a.name], rule).score)
+                    cells = [f"{first:.4f} (exact)", f"{second:.4f} (exact)"]
+                else:
+                    m1, h1, s1 = simulate(game, a, b, rule, args.races, args.seed)
+                    m2, h2, s2 = simulate(game, b, a, rule, args.races, args.seed + 1)
+                    cells = [f"{m1:.4f} ± {h1:.4f}", f"{1 - m2:.4f} ± {h2:.4f}"]
+                    print(f"  ({s1 + s2:.0f} s)", file=sys.stderr)
+                print(f"{a.name:16} vs {b.name:16} rule {rule:5}: {a.name} asking first {cells[0]}, second {cells[1]}")
+                rows.append([a.name, b.name, rule, *cells])
+    if args.write:
+        write_table(f"league-{stem}", f"Race league on {args.game} (tools/race_league.py)",
+                    ["player A", "player B", "rule", "A's score asking first", "A's score asking second"], rows,
+                    f"Score: win 1, draw 1/2. Simulated pairings: {args.races} races per seat, random secrets, "
+                    f"seed {args.seed}, 95% intervals.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
