@@ -318,6 +318,19 @@ def _check_proof(report, stats) -> None:
             raise CommandError(f"internal error: the tree's {what} is {measured}, the search proved {proved}")
 
 
+def cmd_html(args: argparse.Namespace) -> int:
+    from .io.files import write_atomic
+    from .io.html import render
+
+    check_output(args.output, "page", inputs=(args.tree,))
+    doc, stats = _load_checked(args.tree)
+    page = render(doc).encode()
+    write_atomic(args.output, page, "page")
+    _log(f"{quote(args.output)}: {len(page) // 1024} kB page for {doc.game.spec} ({stats.secrets} secrets); "
+         f"open it in any browser, no network needed")
+    return 0
+
+
 def cmd_race(args: argparse.Namespace) -> int:
     from .io import tree
     from .io.verify import verify
@@ -511,6 +524,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
+
+    p = command("html", "a web page to explore and play a tree",
+                "Write one self-contained HTML page for a verified tree: play it (the page asks, you ask, a race) and "
+                "explore it (outline, second-question table, histogram). No server and no network: open the file.",
+                cmd_html)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file to write")
 
     p = command("race", "who wins a race between two fixed trees",
                 "The exact chances of a race between two trees of one game, each secret drawn uniformly: rule tie "
