@@ -44,6 +44,18 @@ def test_round_trip_is_byte_identical(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_gz_name_writes_a_deterministic_gzip_every_reader_takes(tmp_path):
+    import gzip
+
+    doc = tree.loads(doc_bytes())
+    a, b = tmp_path / "a.json.gz", tmp_path / "b.json.gz"
+    tree.save(doc, a)
+    tree.save(doc, b)
+    assert a.read_bytes()[:2] == b"\x1f\x8b" and a.read_bytes() == b.read_bytes()  # no time stamp inside
+    assert gzip.decompress(a.read_bytes()) == tree.dumps(doc)
+    assert tree.dumps(tree.load(a)) == tree.dumps(doc)
+
+
 def test_wrong_game_is_rejected():
     with pytest.raises(TreeError, match="tree is for bulls:2x3, not bulls:4x10"):
         tree.loads(doc_bytes(), parse_game("bulls:4x10"))

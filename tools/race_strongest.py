@@ -5,8 +5,9 @@ Usage: python tools/race_strongest.py [GAME ...] [--write]     (default: bulls:3
 T0 is the shipped minimum-total tree; T(k+1) = strategy solve --objective win --against T(k) (rule tie).
 When the best response to T(k) scores at most 1/2, no fixed tree beats T(k) with a score above 1/2: T(k)
 is the strongest fixed strategy (Tanaka 1996 for 4 of 10). A depth distribution seen before is a cycle,
-reported as such. Every tree of the chain is written to trees/ (race-*.json) and the win rates of each
-against the others, under both rules, are printed (and saved for the README with --write).
+reported as such. The chain is written to build/race/; the tree of the chain whose lowest score against
+the others is highest is shipped as trees/race-GAME-strongest.json (the fixed point when there is one).
+The win rates of each tree against the others, under both rules, are printed (and saved with --write).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import write_table  # noqa: E402
+from strategy.io.files import write_atomic  # noqa: E402
 from strategy.play.race import outcome  # noqa: E402
 
 MAX_STEPS = 8
@@ -53,7 +55,8 @@ def chain(game: str) -> tuple[list[Path], str, list[float]]:
     seen = [depths(trees[0])]
     seconds = []
     for k in range(1, MAX_STEPS + 1):
-        out = ROOT / "trees" / f"race-{stem(game)}-response-{k}.json"
+        out = ROOT / "build" / "race" / f"race-{stem(game)}-response-{k}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
         score, took = best_response(game, trees[-1], out)
         seconds.append(took)
         print(f"{game}: best response {k} to {trees[-1].name} scores {score} = {float(score):.6f} ({took:.1f} s)")
@@ -76,6 +79,12 @@ def main() -> None:
     for game in args.games:
         trees, verdict, seconds = chain(game)
         print(f"{game}: {verdict}")
+        strongest = max(trees, key=lambda a: (min((outcome(depths(a), depths(b), "tie").score
+                                                   for b in trees if b != a), default=Fraction(1, 2)),
+                                              trees.index(a)))
+        shipped = ROOT / "trees" / f"race-{stem(game)}-strongest.json"
+        write_atomic(shipped, strongest.read_bytes())
+        print(f"{game}: {strongest.name} shipped as {shipped.relative_to(ROOT)}")
         rows = []
         for a in trees:
             for b in trees:

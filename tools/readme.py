@@ -58,7 +58,7 @@ def block_results() -> str:
     for name, doc in shipped_trees():
         stats = verify(doc)
         run = doc.generator.get("run", {})
-        seconds = f"{run['seconds']:.1f} s on {run['jobs']} process{'es' if run['jobs'] > 1 else ''}" if run else ""
+        seconds = f"{run['seconds']:.1f} s, {run['executor']}" if run else ""
         rows.append(f"| `{name}` | {doc.game.spec} | {doc.objective} | {stats.total} | {stats.average:.4f} | "
                     f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | "
                     f"{PUBLISHED.get((doc.game.spec, doc.objective), '')} | {seconds} |")

@@ -61,8 +61,14 @@ def dumps(doc: TreeDoc) -> bytes:
 
 
 def save(doc: TreeDoc, path: str | os.PathLike | None) -> None:
-    """Write a tree file completely or not at all (standard output for None or `-`)."""
-    write_output(path, dumps(doc), "tree file")
+    """Write a tree file completely or not at all (standard output for None or `-`); a name ending in
+    .gz is gzipped (deterministically: no time stamp), which every command reads transparently."""
+    data = dumps(doc)
+    if path is not None and os.fspath(path).endswith(".gz"):
+        import gzip
+
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    write_output(path, data, "tree file")
 
 
 def load(path: str | os.PathLike, game: Game | None = None) -> TreeDoc:
