@@ -258,7 +258,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         for line in report.lines:
             _log(line)
         reused = f", {run['reused_from_store']} read from the store" if run["reused_from_store"] else ""
-        _log(f"search: {run['nodes']} nodes, {run['probes_tried']} probes tried, {run['tasks']} tasks{reused}, "
+        _log(f"search: {run['nodes']} nodes, {run['probes_tried']} probes tried, {run['tasks']} task{'s' if run['tasks'] != 1 else ''}{reused}, "
              f"{run['seconds']} s, {run['executor']}")
     if report.tree is None:
         if args.json:
@@ -288,14 +288,16 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
     from .io.verify import measure
 
     _log(f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}"
-         f"{f' (average {partial.lower_bound / game.count():.4f})' if partial.costs.name.startswith('total') else ''}")
+         f"{f' (average {partial.lower_bound / game.count():.4f})' if partial.costs.name.startswith('total') else ''}"
+         f"; {100 * partial.progress:.1f}% of the search settled")
     if partial.tree is None:
         return
     stats, _ = measure(game, partial.tree)
     _log(f"best complete tree found: {summary_line(stats)} (not proven optimal)")
     if args.partial:
         generator = {"tool": f"strategy {__version__}", "engine": "exact, interrupted", "proven_optimal": False,
-                     "lower_bound": partial.lower_bound, "objective_of_the_search": partial.objective}
+                     "lower_bound": partial.lower_bound, "objective_of_the_search": partial.objective,
+                     "consistent_only": args.consistent_only, "progress": round(partial.progress, 6)}
         save(TreeDoc(game, partial.tree, "partial", generator, stats.to_json()), args.partial)
         _log(f"written to {quote(args.partial)}")
 

@@ -117,6 +117,26 @@ def test_within_k_by_brute_force(spec, k):
         assert report.proven["found"] == gt.size
 
 
+def verify_depths(doc: TreeDoc) -> list[int]:
+    """Depth counts walked over every secret (not the file's own figures)."""
+    return measure(doc.game, doc.root)[0].depth_counts
+
+
+@pytest.mark.parametrize("stem", ["bulls-3x10", "bulls-4x10"])
+def test_the_shipped_strongest_tree_cannot_be_beaten(stem):
+    """No fixed tree scores above 1/2 against it (its best response scores exactly 1/2: Tanaka's "strongest"
+    for 4 of 10), and it beats the minimum-total tree it was the best response to."""
+    from strategy.io.tree import load
+
+    strongest = load(TREES / f"race-{stem}-strongest.json")
+    depths = verify_depths(strongest)
+    report = solve_game(game_table(strongest.game), "win", against=depths, rule="tie", progress=False)
+    assert Fraction(report.proven["score"]) == Fraction(1, 2)
+    total = verify_depths(load(TREES / f"{stem}-total.json"))
+    assert strongest.generator["proven"]["against_depth_counts"] == total
+    assert outcome(depths, total, "tie").score > Fraction(1, 2)
+
+
 def test_the_adaptive_player_takes_a_certain_win_and_gambles_when_behind():
     walker = Walker.load(TREES / "bulls-3x10-total.json")
     game = walker.game

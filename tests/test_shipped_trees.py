@@ -31,6 +31,9 @@ def test_shipped_tree_verifies_and_matches_its_proof(name):
     doc = tree.load(TREES / name)
     stats = verify(doc)  # walks every secret; raises if any fails or the stored stats differ
     assert stats.secrets == doc.game.count()
+    if doc.objective == "partial":  # the best tree found by an interrupted search: it respects its proven bound
+        assert stats.total >= doc.generator["lower_bound"] and doc.generator["proven_optimal"] is False
+        return
     proven = doc.generator["proven"]
     if "total" in proven:
         assert stats.total == proven["total"]
@@ -68,3 +71,28 @@ def test_table_command_prints_and_writes_csv(tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == 14 and sum(int(row["questions"]) for row in rows) == 21234
     assert {row["answer"]: row["second"] for row in rows}["0,1"] == "1456"
+
+
+def test_objectives_of_one_game_agree_with_each_other():
+    """Cross-checks between the proven trees of a game: restricting probes or depth never lowers the total,
+    and the two worst-case objectives find the same minimum worst case."""
+    by_game: dict[str, dict[str, dict]] = {}
+    for name in SHIPPED:
+        doc = tree.load(TREES / name)
+        if doc.objective == "partial" or name.startswith("race-"):
+            continue
+        key = doc.objective + ("-consistent" if doc.generator.get("consistent_only") else "")
+        by_game.setdefault(doc.game.spec, {})[key] = doc.generator["proven"] | {"stats": doc.stats}
+    checked = 0
+    for spec, proven in by_game.items():
+        total = proven.get("total", {}).get("total")
+        for key, p in proven.items():
+            if total is not None and key != "total" and "total" in p:
+                assert p["total"] >= total, (spec, key)
+                checked += 1
+        if "worst" in proven and "worst-then-fewest" in proven:
+            assert proven["worst"]["worst"] == proven["worst-then-fewest"]["worst"], spec
+            checked += 1
+        if "worst" in proven and "total" in proven:
+            assert proven["worst"]["worst"] <= proven["total"]["stats"]["worst"], spec
+    assert checked >= 1

@@ -29,14 +29,20 @@ README = ROOT / "README.md"
 RESULTS = ROOT / "tools" / "results"
 
 # Published values to compare with (../shared/reference/published-results.md); keyed by (game, objective).
+# "-consistent" marks trees whose probes may all be the secret.
 PUBLISHED = {
     ("bulls:4x10", "total"): "26274 (Tanaka 1996)",
-    ("bulls:4x10", "worst-then-fewest"): "7, 50 at 7 (Slovesnov)",
+    ("bulls:4x10", "total-consistent"): "26688 (reference notes; mmstrat corrected)",
+    ("bulls:4x10", "worst-then-fewest"): "worst 7, 50 at 7 (Slovesnov)",
     ("bulls:4x9", "total"): "14914 (mmstrat)",
     ("mastermind:4x6", "total"): "5625 (Koyama & Lai 1993)",
+    ("mastermind:4x6", "total-consistent"): "5660 (supermastermind)",
     ("mastermind:4x6", "total-max-depth-5"): "5626 (Koyama & Lai 1993)",
+    ("mastermind:4x6", "worst"): "worst 5 (Knuth 1977), 5626 (Koyama & Lai 1993)",
     ("mastermind:4x7", "total"): "11228 (Ville 2013)",
     ("mastermind:4x8", "total"): "20471 (arfst23, unreviewed)",
+    ("mastermind:4x8", "worst"): "20473 within 6 questions (arfst23, unreviewed)",
+    ("mastermind:5x8", "total-consistent"): "179929",
 }
 
 
@@ -52,16 +58,34 @@ def block_limits() -> str:
             f"| size of a tree file read (also once unpacked from gzip) | 512 MB |")
 
 
+OBJECTIVE_ORDER = ["total", "worst", "worst-then-fewest", "total-max-depth", "within"]
+
+
+def objective_label(doc: tree_io.TreeDoc) -> str:
+    return doc.objective + (", consistent probes" if doc.generator.get("consistent_only") else "")
+
+
+def result_order(item: tuple[str, tree_io.TreeDoc]) -> tuple:
+    name, doc = item
+    base = re.sub(r"-\d+$", "", doc.objective)
+    rank = OBJECTIVE_ORDER.index(base) if base in OBJECTIVE_ORDER else len(OBJECTIVE_ORDER)
+    return doc.game.count(), doc.game.spec, bool(doc.generator.get("consistent_only")), rank, name
+
+
 def block_results() -> str:
-    rows = ["| tree | game | objective | total | average | worst | questions 1, 2, 3, ... | published | solve time |",
-            "|---|---|---|---|---|---|---|---|---|"]
-    for name, doc in shipped_trees():
+    """Every shipped proven tree but the race trees: its proven figures, measured again by walking every secret."""
+    rows = ["| game | codes | objective | proven | average | worst | questions 1, 2, 3, ... | published | tree | solve time |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    trees = [t for t in shipped_trees() if not t[0].startswith("race-") and t[1].objective != "partial"]
+    for name, doc in sorted(trees, key=result_order):
         stats = verify(doc)
         run = doc.generator.get("run", {})
-        seconds = f"{run['seconds']:.1f} s, {run['executor']}" if run else ""
-        rows.append(f"| `{name}` | {doc.game.spec} | {doc.objective} | {stats.total} | {stats.average:.4f} | "
-                    f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | "
-                    f"{PUBLISHED.get((doc.game.spec, doc.objective), '')} | {seconds} |")
+        proven = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in doc.generator.get("proven", {}).items())
+        seconds = f"{run['seconds']:,.1f} s, {run['executor']}" if run else ""
+        key = (doc.game.spec, doc.objective + ("-consistent" if doc.generator.get("consistent_only") else ""))
+        rows.append(f"| {doc.game.spec} | {doc.game.count()} | {objective_label(doc)} | {proven} | {stats.average:.4f} | "
+                    f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | {PUBLISHED.get(key, 'none found')} | "
+                    f"`{name}` | {seconds} |")
     return "\n".join(rows)
 
 
@@ -128,12 +152,17 @@ def block_protocol_session() -> str:
     return "```\n" + "\n".join(lines) + "\n```"
 
 
+def result_tables(prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> str:
+    """Tables written by the tools (tools/results/*.md) whose names start with a prefix, in name order."""
+    paths = sorted(p for p in RESULTS.glob("*.md") if p.name.startswith(prefixes) and not p.name.startswith(exclude))
+    return "\n\n".join(p.read_text().rstrip() for p in paths) or "(not run yet)"
+
+
+TABLES = ("race-", "league-", "frontier-")
+
+
 def block_benchmarks() -> str:
-    """Tables written by the benchmark scripts (tools/results/*.md), in name order."""
-    parts = []
-    for path in sorted(RESULTS.glob("*.md")) if RESULTS.is_dir() else []:
-        parts.append(path.read_text().rstrip())
-    return "\n\n".join(parts) or "(no benchmark has been run)"
+    return result_tables(("",), exclude=TABLES)
 
 
 BLOCKS = {
@@ -143,6 +172,9 @@ BLOCKS = {
     "example-session": block_example_session,
     "protocol-session": block_protocol_session,
     "benchmarks": block_benchmarks,
+    "race": lambda: result_tables(("race-",)),
+    "league": lambda: result_tables(("league-",)),
+    "frontier": lambda: result_tables(("frontier-",)),
 }
 PATTERN = re.compile(r"(<!-- begin (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 

@@ -1,16 +1,27 @@
 """Regenerate every tree shipped in trees/ with the exact engine (the one script that does it).
 
-Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--jobs N]
+Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS] [--jobs N]
+       python tools/regenerate_trees.py --frontier --table
 
 Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written
-through a temporary file (gzipped when over 1 MB). With --frontier the open games of the frontier table
-are solved too, each with a store in stores/ (outside git) so that an interrupted run resumes where it
-stopped: run the same command again. Progress and the proven lines are printed as each tree finishes.
+through a temporary file (gzipped when over 1 MB). With --frontier the open games are solved too (every
+objective of the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a
+task log in stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command
+again. --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was
+proven, the best complete tree found goes to build/partial/ with its proven lower bound; a moonshot's is
+verified and shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped.
+At the end the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap,
+time spent, projected time on a cluster) and the README's tables are regenerated; --table does only that.
+
+The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
+the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
+tools/simulate_scaling.py measures on the logged tasks of the last run.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import signal
 import subprocess
 import sys
 import time
@@ -18,10 +29,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
+from benchlib import RESULTS, write_table  # noqa: E402
+from simulate_scaling import load as load_log  # noqa: E402
+from simulate_scaling import makespan  # noqa: E402
+from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
+from strategy.io.verify import verify  # noqa: E402
 
 STORES = ROOT / "stores"
+PARTIAL = ROOT / "build" / "partial"
 
 CORE = {
     "bulls-3x10-total": ["--game", "bulls:3x10"],
@@ -41,7 +59,16 @@ FRONTIER_OBJECTIVES = {
 }
 
 
+MOONSHOTS = {
+    "bulls-5x10-total": ["--game", "bulls:5x10"],
+    "mastermind-5x8-total": ["--game", "mastermind:5x8"],
+    "mastermind-5x8-consistent-total": ["--game", "mastermind:5x8", "--consistent-only"],
+}
+PROJECTED_WORKERS = 64
+
+
 def frontier() -> dict[str, list[str]]:
+    """The frontier solves in order, each with its game's store and its own task log."""
     out = {}
     for game in FRONTIER_GAMES:
         stem = game.replace(":", "-")
@@ -49,25 +76,102 @@ def frontier() -> dict[str, list[str]]:
             key = f"{stem}-{name}"
             if key in CORE or (game == "bulls:4x10:nz" and name == "total"):
                 continue
-            out[key] = ["--game", game, *extra, "--store", str(STORES / f"{stem}.db")]
-    return out
+            probes = "-consistent" if "--consistent-only" in extra else ""  # a store holds one probe rule
+            out[key] = ["--game", game, *extra, "--store", str(STORES / f"{stem}{probes}.db")]
+    for key, args in MOONSHOTS.items():
+        out[key] = [*args, "--store", str(STORES / f"{key.rsplit('-total', 1)[0]}.db")]
+    return {key: [*args, "--log", str(STORES / f"{key}.log")] for key, args in out.items()}
 
 
-def solve(name: str, args: list[str], jobs: list[str]) -> None:
+def shipped_path(name: str) -> Path | None:
+    """The shipped file of a tree (plain or gzipped), if it exists."""
+    return next((p for p in (ROOT / "trees" / f"{name}.json", ROOT / "trees" / f"{name}.json.gz") if p.exists()), None)
+
+
+def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> None:
     STORES.mkdir(exist_ok=True)
+    PARTIAL.mkdir(parents=True, exist_ok=True)
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out)],
-                       capture_output=True, text=True, cwd=ROOT)
-    if r.returncode:
-        raise SystemExit(f"{name}: {r.stderr.strip()}")
+    command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
+               "--partial", str(PARTIAL / f"{name}.json.gz")]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
+        try:
+            _, err = process.communicate(timeout=budget)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate()
+    spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
+    spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
+    best = ROOT / "trees" / f"{name.removesuffix('-total')}-best-found.json.gz"
+    if process.returncode == 128 + signal.SIGINT:
+        print(f"{name}: interrupted after {time.perf_counter() - start:.0f} s; run again to resume", flush=True)
+        for line in err.strip().splitlines():
+            print(f"  {line}", flush=True)
+        partial = PARTIAL / f"{name}.json.gz"
+        if name in MOONSHOTS and partial.exists():  # ship the best tree found, after walking every secret
+            doc = tree_io.load(partial)
+            verify(doc)
+            tree_io.save(doc, best)
+        return
+    if process.returncode:
+        raise SystemExit(f"{name}: {err.strip()}")
+    best.unlink(missing_ok=True)  # a proven tree replaces the best found
+    (PARTIAL / f"{name}.json.gz").unlink(missing_ok=True)
     if out.stat().st_size > 1 << 20:  # large trees ship gzipped (every command reads them)
         write_atomic(out.with_suffix(".json.gz"), gzip.compress(out.read_bytes(), compresslevel=9, mtime=0))
         out.unlink()
     print(f"{name}: {time.perf_counter() - start:.1f} s", flush=True)
-    for line in r.stderr.strip().splitlines():
+    for line in err.strip().splitlines():
         if line.startswith(("proved", "verified", "search")):
             print(f"  {line}", flush=True)
+
+
+def projection(name: str, progress: float) -> tuple[float, float, float]:
+    """(worker seconds so far, parallel efficiency on PROJECTED_WORKERS, projected hours of the whole proof)."""
+    log = STORES / f"{name}.log"
+    if not log.exists() or not log.read_text().strip():
+        return 0.0, 0.0, float("inf")
+    work = sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
+    last = load_log(str(log), None)
+    efficiency = makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS
+    hours = work / progress / (PROJECTED_WORKERS * efficiency) / 3600 if progress > 0 else float("inf")
+    return work, efficiency, hours
+
+
+def write_unfinished(names: list[str]) -> None:
+    """The table of frontier solves not finished yet, from their partial trees and logs."""
+    rows = []
+    for name in names:
+        partial = PARTIAL / f"{name}.json.gz"
+        if shipped_path(name) or not partial.exists():
+            continue
+        doc = tree_io.load(partial)
+        stats = verify(doc)
+        n, lb, progress = doc.game.count(), doc.generator["lower_bound"], doc.generator["progress"]
+        work, efficiency, hours = projection(name, progress)
+        spent = STORES / f"{name}.seconds"
+        is_total = doc.generator["objective_of_the_search"].startswith("total")
+        rows.append([doc.game.spec, doc.generator["objective_of_the_search"] +
+                     (", consistent probes" if doc.generator.get("consistent_only") else ""),
+                     f"{lb} ({lb / n:.4f})" if is_total else str(lb),
+                     f"{stats.total} ({stats.average:.4f}), worst {stats.worst}",
+                     f"{stats.total - lb}" if is_total else "",
+                     f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
+                     f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
+                     f"{hours:,.0f} h" if hours < float("inf") else "unknown"])
+    path = RESULTS / "frontier-unfinished.md"
+    if not rows:
+        path.unlink(missing_ok=True)
+        return
+    write_table("frontier-unfinished", "Open on this machine: interrupted solves (tools/regenerate_trees.py --frontier)",
+                ["game", "objective", "proven lower bound (average)", "best tree found (average)", "gap",
+                 "wall time so far", "worker time so far", "settled", f"efficiency on {PROJECTED_WORKERS}",
+                 f"projected proof on {PROJECTED_WORKERS} workers"], rows,
+                "The lower bound is proven; the best tree found is verified over every secret (the moonshots' ship as "
+                "`trees/*-best-found.json.gz`). The projection divides the worker time so far by the settled share "
+                "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound. "
+                "Run the same command again to resume from the stores.")
 
 
 def main() -> None:
@@ -75,14 +179,21 @@ def main() -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="trees to rebuild (default: all of the chosen set)")
     parser.add_argument("--frontier", action="store_true", help="the open games too (long: hours on 2 cores)")
     parser.add_argument("--jobs", help="worker processes for each solve (default: the solver's choice)")
+    parser.add_argument("--missing", action="store_true", help="only the trees not yet in trees/")
+    parser.add_argument("--budget", type=float, metavar="SECONDS", help="interrupt each solve after this long")
+    parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
     args = parser.parse_args()
     table = dict(CORE, **(frontier() if args.frontier else {}))
     unknown = [n for n in args.names if n not in table]
     if unknown:
         raise SystemExit(f"unknown tree {unknown[0]!r}; choose from {', '.join(table)}")
     jobs = ["--jobs", args.jobs] if args.jobs else []
-    for name in args.names or table:
-        solve(name, table[name], jobs)
+    for name in [] if args.table else args.names or table:
+        if not (args.missing and shipped_path(name)):
+            solve(name, table[name], jobs, args.budget)
+    if args.frontier:
+        write_unfinished(list(frontier()))
+    subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")], check=True)  # the results table follows
 
 
 if __name__ == "__main__":

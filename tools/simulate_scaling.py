@@ -18,7 +18,8 @@ from pathlib import Path
 import orjson
 
 
-def load(path: str, phase: str | None) -> list[dict]:
+def load(path: str, phase: str | None, every_run: bool = False) -> list[dict]:
+    """The logged tasks (of one objective phase if given), of the last run unless every_run."""
     rows = []
     for line in Path(path).read_text().splitlines():
         if line.strip():
@@ -28,7 +29,7 @@ def load(path: str, phase: str | None) -> list[dict]:
     if not rows:
         raise SystemExit(f"no tasks in {path!r}" + (f" for phase {phase!r}" if phase else ""))
     runs = {row["run"] for row in rows}
-    if len(runs) > 1:  # a resumed solve: replay the last run only (the earlier ones did other work)
+    if len(runs) > 1 and not every_run:  # a resumed solve: replay the last run only (the earlier ones did other work)
         last = rows[-1]["run"]
         rows = [row for row in rows if row["run"] == last]
     return sorted(rows, key=lambda r: r["task"])

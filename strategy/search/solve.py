@@ -109,6 +109,7 @@ class Partial:
     costs: Costs
     lower_bound: int
     tree: dict | None
+    progress: float = 0.0  # the progress bar's share of the search settled (a measure of work, not of value)
     lines: list[str] = field(default_factory=list)
 
 
@@ -186,7 +187,7 @@ class Session:
             return None
         lb = d.lower_bound()
         tree = best_tree(d.root, d.engine)
-        return Partial(objective, d.spec.costs, lb, tree)
+        return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
     def close(self) -> None:
         try:

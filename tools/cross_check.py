@@ -1,0 +1,86 @@
+"""Second route for shipped trees: solve them again on a Dask LocalCluster and compare with the shipped file.
+
+Usage: python tools/cross_check.py NAME ... [--workers 2] [--write]
+
+Each NAME is a tree of tools/regenerate_trees.py (core or frontier). The same `strategy solve` runs with
+--scheduler on a fresh LocalCluster (127.0.0.1, one thread per worker, no store), and its proven figures
+and tree must equal the shipped file's: a different executor, task order and process layout give the same
+canonical tree. The outcome of each check is printed (and saved for the README with --write).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from benchlib import write_table  # noqa: E402
+from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
+from strategy.io import tree as tree_io  # noqa: E402
+
+
+def without_store(args: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--store":
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
+    shipped = tree_io.load(shipped_path(name))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "again.json"
+        start = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "strategy", "solve", *without_store(args), "--scheduler", address,
+                            "--quiet", "-o", str(out)], capture_output=True, text=True, cwd=ROOT)
+        took = time.perf_counter() - start
+        if r.returncode:
+            raise SystemExit(f"{name}: {r.stderr.strip()}")
+        again = tree_io.load(out)
+    same = again.root == shipped.root and again.generator["proven"] == shipped.generator["proven"]
+    return same, took, again.generator["proven"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="+", metavar="NAME")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--write", action="store_true", help="save the table in tools/results/")
+    args = parser.parse_args()
+    table = dict(CORE, **frontier())
+    unknown = [n for n in args.names if n not in table or shipped_path(n) is None]
+    if unknown:
+        raise SystemExit(f"{unknown[0]!r} is not a shipped tree of tools/regenerate_trees.py")
+    from distributed import LocalCluster
+
+    rows = []
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                      processes=True) as cluster:
+        for name in args.names:
+            same, took, proven = check(name, table[name], cluster.scheduler_address)
+            verdict = "identical tree and proof" if same else "DIFFERENT"
+            print(f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({took:.1f} s); proven {proven}",
+                  flush=True)
+            rows.append([f"`{shipped_path(name).name}`", ", ".join(f"{k} {v}" for k, v in proven.items()), verdict,
+                         f"{took:.1f} s"])
+            if not same:
+                raise SystemExit(1)
+    if args.write:
+        write_table("frontier-cross-check", "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",
+                    ["tree", "proven again", "compared with the shipped file", "time"], rows,
+                    f"{args.workers} worker processes, one thread each, on 127.0.0.1; no store.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
