@@ -65,20 +65,12 @@ def split(table, S, probe, n_classes):
     return out, starts
 
 
-@dataclass(frozen=True, eq=False)
-class GameTable:
-    """A game with its codes as an (N, length) uint8 array and its (N, N) answer-class table.
-
-    `table[p, s]` is the index in `answers` of the answer probe p gets from secret s;
-    `masks[i]` has bit x set when code i contains symbol x;
-    `win` is the class of the all-hits answer (the last one).
-    """
+class _Codes:
+    """What a game's code arrays answer alike: the win class, the size, codes and answers as text."""
 
     game: Game
     codes: np.ndarray
     answers: list[tuple[int, int]]
-    table: np.ndarray
-    masks: np.ndarray  # bit set of the symbols of each code
 
     @property
     def win(self) -> int:
@@ -99,13 +91,29 @@ class GameTable:
         return self.game.format_answer(self.answers[cls])
 
 
+@dataclass(frozen=True, eq=False)
+class GameTable(_Codes):
+    """A game with its codes as an (N, length) uint8 array and its (N, N) answer-class table.
+
+    `table[p, s]` is the index in `answers` of the answer probe p gets from secret s;
+    `masks[i]` has bit x set when code i contains symbol x;
+    `win` is the class of the all-hits answer (the last one).
+    """
+
+    game: Game
+    codes: np.ndarray
+    answers: list[tuple[int, int]]
+    table: np.ndarray
+    masks: np.ndarray  # bit set of the symbols of each code
+
+
 @functools.lru_cache(maxsize=4)
 def _index_of(game: Game) -> dict[tuple[int, ...], int]:
     return {c: i for i, c in enumerate(game.codes())}
 
 
 @dataclass(frozen=True, eq=False)
-class GameCodes:
+class GameCodes(_Codes):
     """A game's codes without the N×N table: what the greedy builders need (memory O(N)).
 
     `lut[h * width + c]` is the answer class of h hits and c common symbols (255 if impossible).
@@ -120,23 +128,6 @@ class GameCodes:
     @property
     def width(self) -> int:
         return self.game.length + 1
-
-    @property
-    def win(self) -> int:
-        return len(self.answers) - 1
-
-    @property
-    def size(self) -> int:
-        return self.codes.shape[0]
-
-    def index(self, code: tuple[int, ...]) -> int:
-        return _index_of(self.game)[code]
-
-    def code_str(self, i: int) -> str:
-        return self.game.format_code(self.codes[i].tolist())
-
-    def answer_str(self, cls: int) -> str:
-        return self.game.format_answer(self.answers[cls])
 
 
 @functools.lru_cache(maxsize=2)
