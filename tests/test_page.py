@@ -189,6 +189,7 @@ def test_you_ask_and_race_to_the_end(browser, pages):
 
 def test_explore_and_no_network_and_screenshots(browser, pages):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get_log("performance")  # drop what came before
     open_page(browser, pages["bulls-4x10-total"])
@@ -196,7 +197,10 @@ def test_explore_and_no_network_and_screenshots(browser, pages):
     root = browser.find_element(By.CSS_SELECTOR, "#outline > details > summary")
     assert "ask 0123" in root.text and "5040 secrets" in root.text
     root.click()
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#outline > details > details")) == 13
+    # the children are drawn by the "toggle" event, which the browser fires as a separate task
+    children = WebDriverWait(browser, 10).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#outline > details > details"))
+    assert len(children) == 13
     rows = browser.find_elements(By.CSS_SELECTOR, "#second tr")
     assert len(rows) == 15 and "1456" in browser.find_element(By.ID, "second").text
     assert browser.find_elements(By.CSS_SELECTOR, "#histogram svg rect")
