@@ -41,6 +41,7 @@ class Plan:
     min_size: int = 150
     max_depth: int = 2
     split_probes: int = 400
+    split_refuting: int = 300
 
     def expands(self, n: int, d: int) -> bool:
         return d <= self.max_depth and n > self.min_size
@@ -65,6 +66,9 @@ class SetNode:
                  parent: "ProbeNode | None", path: tuple):
         self.drv, self.S, self.d, self.history, self.b = drv, S, d, history, b
         self.parent, self.path = parent, path
+        # a part of a probe that only has to be refuted is expanded again only when it is large: small
+        # ones are one task each, which is what keeps the number of tasks (and their overhead) in check
+        self.refuting = parent is not None and (parent.pos > 0 or parent.owner.refuting)
         self.n = len(S)
         self.key = set_key(drv.spec.costs.key, d, S)
         self.lb = int(exact.level_fill(self.n, b, d, drv.engine.bounds))  # proven lower bound
@@ -155,7 +159,7 @@ class SetNode:
             return self.resolve(value, drv.engine.extract(self.S, self.d, value, self.history, self.b), 0.0)
         if self.lb >= self.cutoff():
             return self.fail(self.lb)
-        if drv.plan.expands(self.n, self.d):
+        if drv.plan.expands(self.n, self.d) and (not self.refuting or self.n > drv.plan.split_refuting):
             return self.expand()
         drv.submit(self)
 
