@@ -88,21 +88,29 @@ def win_costs(depths_b: list[int], rule: str = "tie", seat: str = "first") -> li
 # -- adaptive play -----------------------------------------------------------------------------------
 
 
-def continuation(walker: Walker, history: History, secret: Code, cands: list[Code], limit: int = 40) -> int:
-    """How many more questions the tree's play needs to find `secret` after `history` (cands: what it allows)."""
+def continuations(walker: Walker, history: History, cands: list[Code], limit: int = 40) -> dict[Code, int]:
+    """For every candidate, how many more questions the tree's play needs to find it after `history`.
+
+    One walk of the subtree for all candidates at once: each question splits the set as the answers would."""
     game = walker.game
-    history = list(history)
-    asked = 0
-    while asked < limit:
-        guess = walker.next_guess(history, cands)
-        asked += 1
+    out: dict[Code, int] = {}
+    stack = [(list(history), cands, 0)]
+    while stack:
+        hist, part, asked = stack.pop()
+        if asked == limit:  # a tree that makes no progress: count the limit rather than loop
+            out.update((c, limit) for c in part)
+            continue
+        guess = walker.next_guess(hist, part)
         probe = game.read_code(guess)
-        answer = feedback(secret, probe)
-        if answer == game.win:
-            return asked
-        history.append((guess, game.format_answer(answer)))
-        cands = [c for c in cands if feedback(c, probe) == answer]
-    return asked
+        parts: dict = {}
+        for c in part:
+            parts.setdefault(feedback(c, probe), []).append(c)
+        for answer, sub in parts.items():
+            if answer == game.win:
+                out[sub[0]] = asked + 1
+            else:
+                stack.append((hist + [(guess, game.format_answer(answer))], sub, asked + 1))
+    return out
 
 
 def spread_sample(items: list, size: int) -> list:
@@ -151,10 +159,9 @@ class AdaptiveRacer:
         if len(their_cands) > MODEL_SAMPLE and self.model == "tree":
             asked = len(their_history)
             return distribution([max(1, self.tree_depth(c) - asked) for c in their_cands])
-        sample = spread_sample(their_cands, MODEL_SAMPLE)
         if self.model == "random-consistent":
             counts = []
-            for s in sample:
+            for s in spread_sample(their_cands, MODEL_SAMPLE):
                 cands, asked = list(their_cands), 0
                 while True:
                     asked += 1
@@ -165,21 +172,22 @@ class AdaptiveRacer:
                     cands = [c for c in cands if feedback(c, probe) == answer]
                 counts.append(asked)
         else:
-            counts = [continuation(self.walker, their_history, s, their_cands) for s in sample]
+            counts = list(continuations(self.walker, their_history, their_cands).values())
         return distribution(counts)
 
     def our_needs(self, history: History, cands: list[Code], question: str) -> list[Fraction]:
         """P(we need x questions, this one included) if we ask `question` now."""
         probe = self.game.read_code(question)
+        parts: dict = {}
+        for c in cands:
+            parts.setdefault(feedback(c, probe), []).append(c)
         counts = []
-        for s in cands:
-            answer = feedback(s, probe)
+        for answer, part in parts.items():
             if answer == self.game.win:
                 counts.append(1)
-                continue
-            after = history + [(question, self.game.format_answer(answer))]
-            rest = [c for c in cands if feedback(c, probe) == answer]
-            counts.append(1 + continuation(self.walker, after, s, rest))
+            else:
+                after = history + [(question, self.game.format_answer(answer))]
+                counts.extend(1 + n for n in continuations(self.walker, after, part).values())
         return distribution(counts)
 
     @staticmethod
