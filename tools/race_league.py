@@ -1,7 +1,7 @@
 """The race league: the seed article's Numeron AI, the minimum-total tree, the strongest fixed tree and our
 adaptive race player against each other, under both rules and from both seats.
 
-Usage: python tools/race_league.py [--game bulls:3x10] [--races N] [--seed S] [--write]
+Usage: python tools/race_league.py [--game bulls:3x10] [--races N] [--seed S] [--jobs P] [--write]
 
 Two fixed trees are compared exactly (race arithmetic over every pair of secrets). A pairing with the seed
 AI or the adaptive player is played out over N races with uniformly random secrets (a fixed seed), and its
@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +61,19 @@ class AdaptivePlayer(Player):
                                  ctx["they_won"], ctx["rule"], ctx["we_first"])
 
 
+@numba.njit(cache=True)
+def sum_of_squares(table: np.ndarray, idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """For every probe, the sum of squared part sizes of the candidates idx (the seed AI's score)."""
+    out = np.empty(table.shape[0], dtype=np.int64)
+    counts = np.zeros(n_classes, dtype=np.int64)
+    for p in range(table.shape[0]):
+        counts[:] = 0
+        for j in idx:
+            counts[table[p, j]] += 1
+        out[p] = (counts * counts).sum()
+    return out
+
+
 class SeedPlayer(Player):
     """The seed's AI, its expected-size scores computed with the answer table (the same choices, faster)."""
 
@@ -68,9 +84,7 @@ class SeedPlayer(Player):
 
     def scores(self, cands: list) -> list:
         idx = np.fromiter((self.index[c] for c in cands), dtype=np.int64, count=len(cands))
-        sub = self.table[:, idx].astype(np.int64) + self.n_classes * np.arange(self.table.shape[0])[:, None]
-        counts = np.bincount(sub.ravel(), minlength=self.table.shape[0] * self.n_classes)
-        return (counts.reshape(-1, self.n_classes) ** 2).sum(1).tolist()
+        return sum_of_squares(self.table, idx, self.n_classes).tolist()
 
     def reset(self, rng: random.Random) -> None:
         self.ai = SeedNumeronAI(self.game, rng.randrange(2**31), self.scores)
@@ -107,15 +121,52 @@ def play(game, first: Player, second: Player, secrets: tuple, rule: str, rng: ra
     raise RuntimeError("a race did not end")
 
 
-def simulate(game, a: Player, b: Player, rule: str, races: int, seed: int) -> tuple[float, float, float]:
-    """A's mean score asking first, its 95% half-width, and the seconds taken."""
-    rng = random.Random(seed)
+def race_secrets(codes: list, seed: int, i: int) -> tuple[tuple, random.Random]:
+    """Race i's two secrets and its random stream: the same whatever process plays it."""
+    rng = random.Random(seed * 1_000_003 + i)
+    return (rng.choice(codes), rng.choice(codes)), rng
+
+
+_LEAGUE: tuple | None = None  # (game, players) of this worker process
+
+
+def _start_worker(spec: str) -> None:
+    global _LEAGUE
+    game = parse_game(spec)
+    _LEAGUE = game, make_players(game, spec)
+
+
+def _play_range(i_a: int, i_b: int, rule: str, seed: int, start: int, stop: int) -> list[float]:
+    game, players = _LEAGUE
     codes = game.codes()
+    scores = []
+    for i in range(start, stop):
+        secrets, rng = race_secrets(codes, seed, i)
+        scores.append(play(game, players[i_a], players[i_b], secrets, rule, rng))
+    return scores
+
+
+def simulate(pool, i_a: int, i_b: int, rule: str, races: int, seed: int) -> tuple[float, float, float]:
+    """A's mean score asking first over `races` races (in chunks over the pool), its 95% half-width, seconds."""
     start = time.perf_counter()
-    scores = [play(game, a, b, (rng.choice(codes), rng.choice(codes)), rule, rng) for _ in range(races)]
+    chunk = max(1, races // 64)
+    futures = [pool.submit(_play_range, i_a, i_b, rule, seed, lo, min(races, lo + chunk))
+               for lo in range(0, races, chunk)]
+    scores = [s for f in futures for s in f.result()]
     mean = sum(scores) / races
     sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / max(1, races - 1))
     return mean, 1.96 * sd / math.sqrt(races), time.perf_counter() - start
+
+
+def make_players(game, spec: str) -> list[Player]:
+    stem = spec.replace(":", "-")
+    total = load(ROOT / "trees" / f"{stem}-total.json")
+    strongest_path = ROOT / "trees" / f"race-{stem}-strongest.json"
+    players = [SeedPlayer(game, game_table(game).table), TreePlayer("min-total tree", Walker(total))]
+    if strongest_path.exists():
+        players.append(TreePlayer("strongest tree", Walker(load(strongest_path))))
+    players.append(AdaptivePlayer(Walker(total)))
+    return players
 
 
 def main() -> None:
@@ -123,33 +174,30 @@ def main() -> None:
     parser.add_argument("--game", default="bulls:3x10")
     parser.add_argument("--races", type=int, default=2000, help="races per simulated pairing and seat")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes playing races (default: every core)")
     parser.add_argument("--write", action="store_true", help="save the league table in tools/results/")
     args = parser.parse_args()
     game = parse_game(args.game)
     stem = args.game.replace(":", "-")
-    total = load(ROOT / "trees" / f"{stem}-total.json")
-    strongest_path = ROOT / "trees" / f"race-{stem}-strongest.json"
-    strongest = load(strongest_path) if strongest_path.exists() else None
-    players = [SeedPlayer(game, game_table(game).table), TreePlayer("min-total tree", Walker(total))]
-    if strongest:
-        players.append(TreePlayer("strongest tree", Walker(strongest)))
-    players.append(AdaptivePlayer(Walker(total)))
+    players = make_players(game, args.game)
     depths = {p.name: verify(p.walker.doc).depth_counts for p in players if isinstance(p, TreePlayer)}
+    pool = ProcessPoolExecutor(args.jobs, initializer=_start_worker, initargs=(args.game,))
     rows = []
     for i, a in enumerate(players):
-        for b in players[i + 1:]:
+        for j, b in enumerate(players[i + 1:], i + 1):
             for rule in ("tie", "first"):
                 if a.name in depths and b.name in depths:
                     first = float(outcome(depths[a.name], depths[b.name], rule).score)
                     second = 1 - float(outcome(depths[b.name], depths[a.name], rule).score)
                     cells = [f"{first:.4f} (exact)", f"{second:.4f} (exact)"]
                 else:
-                    m1, h1, s1 = simulate(game, a, b, rule, args.races, args.seed)
-                    m2, h2, s2 = simulate(game, b, a, rule, args.races, args.seed + 1)
+                    m1, h1, s1 = simulate(pool, i, j, rule, args.races, args.seed)
+                    m2, h2, s2 = simulate(pool, j, i, rule, args.races, args.seed + 1)
                     cells = [f"{m1:.4f} ± {h1:.4f}", f"{1 - m2:.4f} ± {h2:.4f}"]
                     print(f"  ({s1 + s2:.0f} s)", file=sys.stderr)
                 print(f"{a.name:16} vs {b.name:16} rule {rule:5}: {a.name} asking first {cells[0]}, second {cells[1]}")
                 rows.append([a.name, b.name, rule, *cells])
+    pool.shutdown()
     if args.write:
         write_table(f"league-{stem}", f"Race league on {args.game} (tools/race_league.py)",
                     ["player A", "player B", "rule", "A's score asking first", "A's score asking second"], rows,
