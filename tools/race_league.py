@@ -98,9 +98,11 @@ def play(game, first: Player, second: Player, secrets: tuple, rule: str, rng: ra
     players = (first, second)
     for p in players:
         p.reset(rng)
+    gt = game_table(game)  # the candidate lists are filtered with the answer table: the referee's hot loop
     codes = game.codes()
     hist = [[], []]  # what each player asked and heard
     cands = [list(codes), list(codes)]  # what each player may still think the other's secret is
+    alive = [np.arange(gt.size), np.arange(gt.size)]
     for _ in range(60):
         found = [False, False]
         for side in (0, 1):
@@ -112,7 +114,9 @@ def play(game, first: Player, second: Player, secrets: tuple, rule: str, rng: ra
             probe = game.read_code(guess)
             answer = feedback(secrets[other], probe)
             hist[side] = hist[side] + [(guess, game.format_answer(answer))]
-            cands[side] = [c for c in cands[side] if feedback(c, probe) == answer]
+            row = gt.table[gt.index(probe)]
+            alive[side] = alive[side][row[alive[side]] == row[gt.index(secrets[other])]]
+            cands[side] = [codes[i] for i in alive[side].tolist()]
             found[side] = answer == game.win
             if rule == "first" and found[side]:
                 return 1.0 if side == 0 else 0.0

@@ -101,7 +101,7 @@ def continuations(walker: Walker, history: History, cands: list[Code], limit: in
             out.update((c, limit) for c in part)
             continue
         guess = walker.next_guess(hist, part)
-        probe = game.read_code(guess)
+        probe = walker.probe(guess)
         parts: dict = {}
         for c in part:
             parts.setdefault(feedback(c, probe), []).append(c)

@@ -41,6 +41,14 @@ class Walker:
         self.game: Game = doc.game
         self.root: Node = doc.root
         self._win = self.game.format_answer(self.game.win)
+        self._probes: dict[str, Code] = {}
+
+    def probe(self, guess: str) -> Code:
+        """A question of the tree as a code (read once: races and self-tests ask the same ones often)."""
+        code = self._probes.get(guess)
+        if code is None:
+            code = self._probes[guess] = self.game.read_code(guess)
+        return code
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Walker":
@@ -89,7 +97,7 @@ class Walker:
         node, path = self.node(history)
         fmt = self.game.format_answer
         while True:
-            probe = self.game.read_code(node["guess"])
+            probe = self.probe(node["guess"])
             only = _common_answer(cands, probe)
             if only is None or only == self.game.win:
                 return node["guess"]
