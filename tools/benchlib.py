@@ -1,11 +1,15 @@
 """What the benchmarks share: running a whole process and measuring it, and the peer's game names.
 
-Each measurement is one process from start to exit (wall time and peak resident memory from
-wait4), because that is what a user waits for: interpreter and import time included.
+Each measurement is one process from start to exit (wall time and peak resident memory), because that
+is what a user waits for: interpreter and import time included. Linux carries the launching process's
+memory high-water mark across fork and exec, so a process started from this Python would report at least
+this Python's peak; GNU time (Debian package `time`) starts it from a small process and reports its own
+peak. Without GNU time, wait4's figure is used: an upper bound.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "tools" / "results"
+GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
 
 
 @dataclass
@@ -27,17 +32,20 @@ class Run:
 
 
 def measure(argv: list[str], env: dict | None = None) -> Run:
-    """Run a command to completion: its wall time and its own peak resident memory (wait4)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    """Run a command to completion: its wall time and its own peak resident memory."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
+        launcher = [GNU_TIME, "-q", "-f", "%M", "-o", peak.name] if GNU_TIME else []
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True,
+        proc = subprocess.Popen(launcher + argv, stdout=out, stderr=err, text=True,
                                 env=env or dict(os.environ, PYTHONPATH=str(ROOT)))
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
+        kb = int(peak.read().split()[-1]) if GNU_TIME else usage.ru_maxrss
         out.seek(0)
         err.seek(0)
-        return Run(seconds, usage.ru_maxrss / 1024, out.read(), err.read(), proc.returncode)
+        return Run(seconds, kb / 1024, out.read(), err.read(), proc.returncode)
 
 
 def strategy(*args: str) -> list[str]:
