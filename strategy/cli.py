@@ -248,7 +248,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
                             progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
                             plan=args.plan, on_start=None if args.json else _log, against=against,
                             rule=args.rule, seat=args.seat)
-    except ConnectionError as e:
+    except ConnectionError as e:  # an unreachable scheduler, or tasks no worker can run
+        _report_partial(getattr(e, "partial", None), game, args)
         raise CommandError(str(e)) from None
     except BaseException as e:
         _report_partial(getattr(e, "partial", None), game, args)

@@ -104,6 +104,22 @@ def test_a_local_worker_killed_mid_run_is_replaced(monkeypatch):
     assert report.tree == alone.tree
 
 
+def test_a_task_that_kills_every_worker_stops_the_solve(monkeypatch):
+    """A dead worker is retried; a task that no worker survives ends the solve with one clear error."""
+    from strategy.search import executors
+
+    def submit_a_killer(self, spec, task):
+        handle = next(self._ids)
+        task.slot = self._free.pop()
+        self._slot_of[handle] = task.slot
+        self._futures[self._pool.submit(os._exit, 3)] = handle  # the worker process dies at once
+        return handle
+
+    monkeypatch.setattr(executors.LocalProcesses, "submit", submit_a_killer)
+    with pytest.raises(executors.TaskLost, match="lost 3 times"):
+        solved("bulls:3x6", jobs=2)
+
+
 RESUMED = "bulls:4x9"
 
 

@@ -27,7 +27,7 @@ import orjson
 from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import split
-from .executors import Finished
+from .executors import Finished, TaskLost
 from .store import Store, set_key
 from .worker import Engine, Result, Spec, Task, tree_node
 
@@ -52,6 +52,7 @@ COARSE = Plan(split_probes=1 << 30)  # few workers: refutations stay whole (leas
 FINE = Plan()  # many workers: large refutations are split too (more work, no task holds much of it)
 PLANS = {"coarse": COARSE, "fine": FINE}
 FINE_FROM_SLOTS = 8
+MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
 def plan_for(slots: int) -> Plan:
@@ -397,6 +398,7 @@ class Driver:
         self.counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
         self.reused = 0
         self.lost = 0
+        self.attempts: dict[int, int] = {}  # id(node) -> times its task was lost
         self.worker_seconds = 0.0
         self.root_beta = INF
         self.started = time.perf_counter()
@@ -444,8 +446,13 @@ class Driver:
         if node is None:
             return
         self.trigger = self.event_of.get(f.handle)
-        if f.result is None:  # the worker died: run it again
+        if f.result is None:  # the worker died: run it again, but not forever
             self.lost += 1
+            attempts = self.attempts[id(node)] = self.attempts.get(id(node), 0) + 1
+            if attempts >= MAX_ATTEMPTS:
+                reason = f.error.strip().splitlines()[0][:200] if f.error.strip() else "its worker died each time"
+                raise TaskLost(f"a task was lost {attempts} times, so the workers cannot run it ({reason}); "
+                               "can every worker import strategy?")
             node.handle = None
             if not node.cancelled:
                 self.submit(node)

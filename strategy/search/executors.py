@@ -27,10 +27,15 @@ SLOTS = 4096  # tasks in flight at once, at most (each has two int64 of shared c
 
 @dataclass
 class Finished:
-    """A task's outcome: its result, or None when its worker was lost (submit it again)."""
+    """A task's outcome: its result, or None when its worker was lost (submit it again; `error` says why)."""
 
     handle: int
     result: Result | None
+    error: str = ""
+
+
+class TaskLost(ConnectionError):
+    """A task was lost again and again: the workers cannot run it (not a dead worker's bad luck)."""
 
 
 class InProcess:
@@ -140,9 +145,9 @@ class LocalProcesses:
                 continue
             try:
                 out.append(Finished(handle, future.result()))
-            except cf.process.BrokenProcessPool:
+            except cf.process.BrokenProcessPool as e:
                 broken = True
-                out.append(Finished(handle, None))
+                out.append(Finished(handle, None, str(e)))
         if broken:  # a worker died: the pool is unusable; its other tasks are lost too
             for future, handle in list(self._futures.items()):
                 self._free.append(self._slot_of.pop(handle))
@@ -274,8 +279,8 @@ class DaskCluster:
                 continue
             try:
                 out.append(Finished(handle, future.result()))
-            except Exception:  # KilledWorker and the like: submit again
-                out.append(Finished(handle, None))
+            except Exception as e:  # KilledWorker and the like: submit again
+                out.append(Finished(handle, None, f"{type(e).__name__}: {e}"))
         return out
 
     def set_cutoff(self, handle: int, beta: int) -> None:
