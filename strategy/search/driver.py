@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -29,7 +30,7 @@ from ..engine.exact import INF
 from ..feedback_table import split
 from .executors import Finished, TaskLost
 from .store import Store, set_key
-from .worker import Engine, Result, Spec, Task, tree_node
+from .worker import Engine, Result, Spec, Task, run_on, tree_node
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,9 @@ COARSE = Plan(split_probes=1 << 30)  # few workers: refutations stay whole (leas
 FINE = Plan()  # many workers: large refutations are split too (more work, no task holds much of it)
 PLANS = {"coarse": COARSE, "fine": FINE}
 FINE_FROM_SLOTS = 8
+# a probe task is first tried in the driver for this long: most refutations end within a millisecond, far
+# less than a round trip to a worker (on Dask about 5 ms of scheduler and client time per task)
+QUICK_SECONDS = 0.004
 MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
@@ -399,6 +403,8 @@ class Driver:
         self.reused = 0
         self.lost = 0
         self.attempts: dict[int, int] = {}  # id(node) -> times its task was lost
+        self.quick_done: list[Finished] = []  # tasks finished in the driver itself, not yet handled
+        self._quick_ids = itertools.count(1)
         self.worker_seconds = 0.0
         self.root_beta = INF
         self.started = time.perf_counter()
@@ -428,15 +434,31 @@ class Driver:
             task = node.task(beta)
         else:
             task = Task(node.key, node.S, node.d, node.history, node.b, int(beta))
-        node.handle = self.executor.submit(self.spec, task)
+        result = self.quick(task) if isinstance(node, ProbeNode) and self.executor.remote else None
+        if result is not None:  # done here: handled by the loop like a worker's result, under its own handle
+            node.handle = -next(self._quick_ids)
+            self.quick_done.append(Finished(node.handle, result))
+        else:
+            node.handle = self.executor.submit(self.spec, task)
         self.running[node.handle] = node
         self.sent_cutoff[node.handle] = int(beta)
         self.tasks += 1
         self.event_of[node.handle] = self.tasks
         self.after[node.handle] = self.trigger
 
+    def quick(self, task: Task) -> Result | None:
+        """The task's result if this process finds it within QUICK_SECONDS, else None (then it goes out)."""
+        control = np.array([0, task.beta], dtype=np.int64)
+        timer = threading.Timer(QUICK_SECONDS, control.__setitem__, (exact.K_STOP, 1))
+        timer.start()
+        try:
+            result = run_on(self.engine, task, control)
+        finally:
+            timer.cancel()
+        return None if result.stopped else result
+
     def cancel(self, node: SetNode) -> None:
-        if node.handle in self.running:
+        if node.handle in self.running and node.handle >= 0:
             self.executor.cancel(node.handle)
 
     def finished(self, f: Finished) -> None:
@@ -491,7 +513,7 @@ class Driver:
             return
         self.cutoffs_changed = False
         for handle, node in list(self.running.items()):
-            if node.cancelled:
+            if node.cancelled or handle < 0:
                 continue
             owner_done = node.owner.done if isinstance(node, ProbeNode) else (
                 node.parent is not None and node.parent.done)
@@ -512,7 +534,7 @@ class Driver:
         self.push((), ("set", root))
         try:
             while not root.done:
-                while self.ready and self.executor.running() < self.executor.slots:
+                while self.ready and self.executor.running() + len(self.quick_done) < self.executor.slots:
                     _, _, item, self.trigger = heapq.heappop(self.ready)
                     if item[0] == "set":
                         item[1].start()
@@ -521,11 +543,12 @@ class Driver:
                 self.push_cutoffs()
                 if root.done:
                     break
-                if not self.executor.running():
+                if not self.executor.running() and not self.quick_done:
                     if not self.ready:
                         raise RuntimeError("the search stalled (no task running, nothing ready)")
                     continue
-                for f in self.executor.done(0.2):
+                done, self.quick_done = self.quick_done, []
+                for f in done + self.executor.done(0.0 if done else 0.2):
                     self.finished(f)
                 self.push_cutoffs()
                 if self.progress:

@@ -42,7 +42,8 @@ class InProcess:
     """Run tasks one at a time in this process (small games, --jobs 1)."""
 
     name = "in this process"
-    slots = 1
+    workers = slots = 1  # workers: tasks that run at once; slots: tasks handed out at once
+    remote = False  # tasks run in the driver's process anyway
 
     def __init__(self):
         self._queue: dict[int, tuple[Spec, Task, np.ndarray]] = {}
@@ -104,8 +105,10 @@ def _run_local(spec: Spec, task: Task) -> Result:
 class LocalProcesses:
     """Worker processes on this machine (spawned, each with its own table and engine)."""
 
+    remote = True
+
     def __init__(self, jobs: int):
-        self.slots = jobs
+        self.workers = self.slots = jobs
         self.name = f"{jobs} local processes"
         self._shm = shared_memory.SharedMemory(create=True, size=SLOTS * 16)
         self.controls = np.ndarray((SLOTS, 2), dtype=np.int64, buffer=self._shm.buf)
@@ -205,7 +208,7 @@ def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
     stop = threading.Event()
     client = get_client()  # from the task's thread: the follower thread has no client of its own
 
-    def follow() -> None:
+    def follow() -> None:  # every POLL_SECONDS: most tasks end before the first poll and cost the scheduler nothing
         variable = Variable(cutoffs_name, client=client)
         while not stop.wait(POLL_SECONDS):
             try:
@@ -213,11 +216,9 @@ def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
             except Exception:  # the driver went away or is busy: keep the current cut-off
                 continue
             beta = cutoffs.get(handle) if isinstance(cutoffs, dict) else None
-            if beta is None:
-                continue
-            if beta < 0:
+            if beta is not None and beta < 0:
                 control[exact.K_STOP] = 1
-            elif beta < control[exact.K_BETA]:
+            elif beta is not None and beta < control[exact.K_BETA]:
                 control[exact.K_BETA] = beta
 
     watcher = threading.Thread(target=follow, daemon=True)
@@ -231,6 +232,8 @@ def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
 class DaskCluster:
     """A running Dask scheduler with its workers (`dask scheduler`, `dask worker ADDRESS`)."""
 
+    remote = True
+
     def __init__(self, address: str):
         from distributed import Client, Variable
 
@@ -240,7 +243,8 @@ class DaskCluster:
             raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
         workers = self.client.scheduler_info().get("workers", {})
         threads = sum(w.get("nthreads", 1) for w in workers.values()) or 1
-        self.slots = threads
+        self.workers = threads
+        self.slots = 2 * threads  # a task waits behind each running one: no worker idles for a round trip
         self.name = f"Dask at {address} ({len(workers)} workers, {threads} threads)"
         self._run = uuid.uuid4().hex[:12]
         self._cutoffs: dict[int, int] = {}

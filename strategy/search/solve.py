@@ -132,11 +132,11 @@ class Session:
             self.executor = LocalProcesses(processes_for(gt.game, jobs))
         else:
             self.executor = InProcess()
-        parallel = self.executor.slots > 1 or scheduler is not None
+        parallel = self.executor.workers > 1 or scheduler is not None
         if isinstance(plan, str):
             plan = PLANS[plan]
         self.plan = plan if plan is not None else (
-            plan_for(self.executor.slots) if parallel or self.store is not None else NO_SPLIT)
+            plan_for(self.executor.workers) if parallel or self.store is not None else NO_SPLIT)
         self.plan_name = next((k for k, v in PLANS.items() if v == self.plan), "one task" if self.plan == NO_SPLIT else "custom")
         self.tasks = self.reused = self.lost = 0
         self.worker_seconds = 0.0

@@ -207,8 +207,12 @@ def worker_name() -> str:
 
 def run_task(spec: Spec, task: Task, control: np.ndarray | None = None) -> Result:
     """Solve one task: its exact value and canonical subtree, or a lower bound >= its cut-off."""
+    return run_on(engine_for(spec), task, control)
+
+
+def run_on(engine: Engine, task: Task, control: np.ndarray | None = None) -> Result:
+    """Solve one task with this engine (stopped at once, without a result, when control[K_STOP] is set)."""
     start = time.perf_counter()
-    engine = engine_for(spec)
     before = engine.counters.copy()
     if control is not None and control[exact.K_BETA] > task.beta:
         control[exact.K_BETA] = task.beta
