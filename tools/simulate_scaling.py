@@ -4,9 +4,10 @@ Usage: python tools/simulate_scaling.py LOG [--workers 1,2,4,...] [--phase NAME]
 
 Each logged task took the time it took and could start only once the task that released it had
 finished (its `after`): cut-offs and cancellations stay as they happened. With P workers, ready tasks
-start in the order the driver submitted them, each on the worker that frees first. The projected
-speed-up is the one-worker time over the P-worker time; what limits it is printed too (the longest
-chain of dependent tasks, and the longest task).
+start in the order the driver submitted them, each on the worker that frees first; the tasks the driver
+ran itself (quick refutations: their worker is the driver's process, named in the run id) run one at a time
+on the driver, whatever P. The projected speed-up is the one-worker time over the P-worker time; what
+limits it is printed too (the longest chain of dependent tasks, the longest task, the driver's own work).
 """
 from __future__ import annotations
 
@@ -35,13 +36,23 @@ def load(path: str, phase: str | None, every_run: bool = False) -> list[dict]:
     return sorted(rows, key=lambda r: r["task"])
 
 
+def in_driver(row: dict) -> bool:
+    """Whether the driver ran this task itself (run ids start with the driver's pid, workers end with theirs)."""
+    return str(row.get("worker", "")).rsplit(":", 1)[-1] == str(row["run"]).split("-", 1)[0]
+
+
 def makespan(rows: list[dict], workers: int) -> float:
-    """List scheduling in submission order: each task starts when its releaser is done and a worker is free."""
+    """List scheduling in submission order: each task starts when its releaser is done and a worker is free
+    (the driver's own tasks when the driver is free)."""
     finish: dict[int, float] = {}
     free = [0.0] * workers
     heapq.heapify(free)
+    driver_free = 0.0
     for row in rows:
         ready = finish.get(row["after"], 0.0) if row.get("after") is not None else 0.0
+        if in_driver(row):
+            driver_free = finish[row["task"]] = max(ready, driver_free) + row["seconds"]
+            continue
         start = max(ready, heapq.heappop(free))
         end = start + row["seconds"]
         finish[row["task"]] = end
@@ -66,8 +77,13 @@ def main() -> None:
     counts = [int(w) for w in args.workers.split(",")]
     work = sum(r["seconds"] for r in rows)
     one = makespan(rows, 1)
+    driver = [r for r in rows if in_driver(r)]
     print(f"{len(rows)} tasks, {work:.1f} s of work; longest task {max(r['seconds'] for r in rows):.2f} s, "
           f"longest chain of dependent tasks {critical_path(rows):.2f} s (no speed-up beyond {work / critical_path(rows):.1f}x)")
+    if driver:
+        own = sum(r["seconds"] for r in driver)
+        print(f"{len(driver)} tasks ({own:.1f} s) ran in the driver itself, one at a time "
+              f"(no speed-up beyond {work / own:.1f}x)")
     print(f"{'workers':>8} {'time':>9} {'speed-up':>9}")
     for p in counts:
         t = makespan(rows, p)

@@ -37,19 +37,22 @@ from .worker import Engine, Result, Spec, Task, run_on, tree_node
 class Plan:
     """Which sets the driver splits itself (depth <= max_depth, more than min_size secrets): their first
     probe is split into its parts; their other probes run as one task each, unless the set has more than
-    split_probes secrets (then they are split too, so that no task holds a large part of the work)."""
+    split_probes secrets (then they are split too, so that no task holds a large part of the work).
+    With `quick`, the driver first tries each probe task itself for QUICK_SECONDS: right for a few workers
+    (a round trip costs more than most refutations), wrong for many (the driver must stay free to dispatch)."""
 
     min_size: int = 150
     max_depth: int = 2
     split_probes: int = 400
     split_refuting: int = 300
+    quick: bool = False
 
     def expands(self, n: int, d: int) -> bool:
         return d <= self.max_depth and n > self.min_size
 
 
 NO_SPLIT = Plan(min_size=1 << 30, max_depth=-1)
-COARSE = Plan(split_probes=1 << 30)  # few workers: refutations stay whole (least total work)
+COARSE = Plan(split_probes=1 << 30, quick=True)  # few workers: refutations stay whole (least total work)
 FINE = Plan()  # many workers: large refutations are split too (more work, no task holds much of it)
 PLANS = {"coarse": COARSE, "fine": FINE}
 FINE_FROM_SLOTS = 8
@@ -434,7 +437,8 @@ class Driver:
             task = node.task(beta)
         else:
             task = Task(node.key, node.S, node.d, node.history, node.b, int(beta))
-        result = self.quick(task) if isinstance(node, ProbeNode) and self.executor.remote else None
+        quick = self.plan.quick and self.executor.remote and isinstance(node, ProbeNode)
+        result = self.quick(task) if quick else None
         if result is not None:  # done here: handled by the loop like a worker's result, under its own handle
             node.handle = -next(self._quick_ids)
             self.quick_done.append(Finished(node.handle, result))
