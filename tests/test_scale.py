@@ -147,11 +147,21 @@ def _wait_for_results(tmp: Path, count: int, timeout: float = 120) -> None:
 def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     """bulls 4 of 9: interrupted by Ctrl-C, then its driver killed by SIGKILL, then finished from the store."""
     out = tmp_path / "t.json"
-    proc = _solve_cli(tmp_path, "-o", str(out))
+    best = tmp_path / "best.json"
+    proc = _solve_cli(tmp_path, "-o", str(out), "--partial", str(best))
     _wait_for_results(tmp_path, 10)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "proven lower bound" in err and "Traceback" not in err
+    # the best tree found so far: verified, above the proven bound, and never worse than the greedy tree
+    from strategy.io import tree as tree_io
+    from strategy.search.heuristics import build
+
+    doc = tree_io.load(best)
+    gt = game_table(parse_game(RESUMED))
+    found = measure(gt.game, doc.root)[0].total
+    greedy = measure(gt.game, build(gt, "expected-size", False, progress=False))[0].total
+    assert doc.generator["lower_bound"] <= 14914 <= found <= greedy
     proc = _solve_cli(tmp_path, "-o", str(out))
     _wait_for_results(tmp_path, 30)
     proc.kill()  # kill -9 of the driver: its workers die with it

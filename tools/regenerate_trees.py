@@ -139,6 +139,13 @@ def projection(name: str, progress: float) -> tuple[float, float, float]:
     return work, efficiency, hours
 
 
+def duration(hours: float) -> str:
+    """A projected time, readable whatever its size."""
+    if hours == float("inf"):
+        return "unknown (no task finished yet)"
+    return f"{hours:,.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+
+
 def write_unfinished(names: list[str]) -> None:
     """The table of frontier solves not finished yet, from their partial trees and logs."""
     rows = []
@@ -159,7 +166,7 @@ def write_unfinished(names: list[str]) -> None:
                      f"{stats.total - lb}" if is_total else "",
                      f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
                      f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
-                     f"{hours:,.0f} h" if hours < float("inf") else "unknown"])
+                     duration(hours)])
     path = RESULTS / "frontier-unfinished.md"
     if not rows:
         path.unlink(missing_ok=True)

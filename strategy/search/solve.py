@@ -187,6 +187,12 @@ class Session:
             return None
         lb = d.lower_bound()
         tree = best_tree(d.root, d.engine)
+        if d.root.tree is None:  # early on, the greedy tree of the whole game may still be the better one
+            from .heuristics import build_subtree
+
+            greedy = build_subtree(self.gt, d.root.S, d.root.history, "expected-size", self.consistent_only)
+            if tree_cost(self.gt, greedy, d.spec.costs) < tree_cost(self.gt, tree, d.spec.costs):
+                tree = greedy
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
     def close(self) -> None:
@@ -197,6 +203,14 @@ class Session:
                 self.store.close()
             if self._log:
                 self._log.close()
+
+
+def tree_cost(gt: GameTable, tree: dict, costs: Costs) -> int:
+    """What a complete tree costs under the objective (every secret walked)."""
+    from ..io.verify import measure
+
+    cost = costs.array(gt.size)
+    return sum(int(cost[depth]) * count for depth, count in enumerate(measure(gt.game, tree)[0].depth_counts))
 
 
 def best_tree(node: SetNode, engine: Engine) -> dict:
