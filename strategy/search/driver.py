@@ -59,6 +59,8 @@ FINE_FROM_SLOTS = 8
 # a probe task is first tried in the driver for this long: most refutations end within a millisecond, far
 # less than a round trip to a worker (on Dask about 5 ms of scheduler and client time per task)
 QUICK_SECONDS = 0.004
+QUICK_MAX_SIZE = 600  # larger sets are not tried: one scan of their probes can outlast the timer (it is checked
+# between subproblems), and a driver stuck in it would not answer Ctrl-C
 MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
@@ -437,7 +439,7 @@ class Driver:
             task = node.task(beta)
         else:
             task = Task(node.key, node.S, node.d, node.history, node.b, int(beta))
-        quick = self.plan.quick and self.executor.remote and isinstance(node, ProbeNode)
+        quick = self.plan.quick and self.executor.remote and isinstance(node, ProbeNode) and node.n <= QUICK_MAX_SIZE
         result = self.quick(task) if quick else None
         if result is not None:  # done here: handled by the loop like a worker's result, under its own handle
             node.handle = -next(self._quick_ids)
