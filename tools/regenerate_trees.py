@@ -98,13 +98,13 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
         try:
             _, err = process.communicate(timeout=budget)
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGINT)
+        except subprocess.TimeoutExpired:  # SIGTERM: a solve started in the background ignores SIGINT
+            process.send_signal(signal.SIGTERM)
             _, err = process.communicate()
     spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
     spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
     best = ROOT / "trees" / f"{name.removesuffix('-total')}-best-found.json.gz"
-    if process.returncode == 128 + signal.SIGINT:
+    if process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM):
         print(f"{name}: interrupted after {time.perf_counter() - start:.0f} s; run again to resume", flush=True)
         for line in err.strip().splitlines():
             print(f"  {line}", flush=True)
