@@ -64,9 +64,9 @@ QUICK_MAX_SIZE = 600  # larger sets are not tried: one scan of their probes can 
 MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
-def plan_for(slots: int) -> Plan:
+def plan_for(workers: int) -> Plan:
     """The granularity that suits this many workers."""
-    return FINE if slots >= FINE_FROM_SLOTS else COARSE
+    return FINE if workers >= FINE_FROM_SLOTS else COARSE
 
 
 class SetNode:

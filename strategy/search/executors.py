@@ -208,7 +208,7 @@ def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
     stop = threading.Event()
     client = get_client()  # from the task's thread: the follower thread has no client of its own
 
-    def follow() -> None:  # every POLL_SECONDS: most tasks end before the first poll and cost the scheduler nothing
+    def follow() -> None:
         variable = Variable(cutoffs_name, client=client)
         while not stop.wait(POLL_SECONDS):
             try:
@@ -216,9 +216,11 @@ def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
             except Exception:  # the driver went away or is busy: keep the current cut-off
                 continue
             beta = cutoffs.get(handle) if isinstance(cutoffs, dict) else None
-            if beta is not None and beta < 0:
+            if beta is None:
+                continue
+            if beta < 0:
                 control[exact.K_STOP] = 1
-            elif beta is not None and beta < control[exact.K_BETA]:
+            elif beta < control[exact.K_BETA]:
                 control[exact.K_BETA] = beta
 
     watcher = threading.Thread(target=follow, daemon=True)
