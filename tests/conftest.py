@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background by a script inherits SIGINT ignored, and so would every solve it
+# starts; the tests that interrupt a solve need it to hear SIGINT as a terminal's Ctrl-C delivers it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ROOT / "trees"
