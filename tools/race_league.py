@@ -13,6 +13,7 @@ import argparse
 import math
 import os
 import random
+import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -27,11 +28,12 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import write_table  # noqa: E402
 from strategy.feedback_table import game_table  # noqa: E402
+from strategy.io.files import FileError  # noqa: E402
 from strategy.io.tree import load  # noqa: E402
 from strategy.io.verify import verify  # noqa: E402
 from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome  # noqa: E402
 from strategy.play.walker import Walker  # noqa: E402
-from strategy.rules import feedback, parse_game  # noqa: E402
+from strategy.rules import GameError, feedback, parse_game  # noqa: E402
 
 
 class Player:
@@ -136,6 +138,7 @@ _LEAGUE: tuple | None = None  # (game, players) of this worker process
 
 def _start_worker(spec: str) -> None:
     global _LEAGUE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     game = parse_game(spec)
     _LEAGUE = game, make_players(game, spec)
 
@@ -181,9 +184,14 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes playing races (default: every core)")
     parser.add_argument("--write", action="store_true", help="save the league table in tools/results/")
     args = parser.parse_args()
-    game = parse_game(args.game)
+    if args.races < 1 or args.jobs < 1:
+        parser.error("--races and --jobs must be at least 1")
+    try:
+        game = parse_game(args.game)
+        players = make_players(game, args.game)
+    except (GameError, FileError) as e:  # no such game, or no shipped tree for it
+        parser.error(str(e))
     stem = args.game.replace(":", "-")
-    players = make_players(game, args.game)
     depths = {p.name: verify(p.walker.doc).depth_counts for p in players if isinstance(p, TreePlayer)}
     pool = ProcessPoolExecutor(args.jobs, initializer=_start_worker, initargs=(args.game,))
     rows = []
@@ -210,4 +218,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the pool's workers ignore SIGINT and end with the main process
+        sys.exit("race_league.py: interrupted (nothing written)")

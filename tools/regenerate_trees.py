@@ -190,6 +190,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, metavar="SECONDS", help="interrupt each solve after this long")
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
     args = parser.parse_args()
+    if args.budget is not None and args.budget <= 0:
+        parser.error("--budget must be a positive number of seconds")
     table = dict(CORE, **(frontier() if args.frontier else {}))
     unknown = [n for n in args.names if n not in table]
     if unknown:
