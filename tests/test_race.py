@@ -11,7 +11,7 @@ import pytest
 from strategy.feedback_table import game_table
 from strategy.io.tree import TreeDoc
 from strategy.io.verify import measure
-from strategy.play.race import AdaptiveRacer, outcome, win_costs
+from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome, win_costs
 from strategy.play.walker import Walker
 from strategy.rules import feedback, parse_game
 from strategy.search.heuristics import build
@@ -170,3 +170,34 @@ def test_race_command_and_best_response_cli(tmp_path):
     assert json.loads(r.stdout)["a_score"]["fraction"] == score
     r = run_cli("solve", "--game", "bulls:3x6", "--objective", "within", "--quiet", "-o", str(out))
     assert r.returncode == 2 and "needs --max-depth" in r.stderr
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x6", "mastermind:3x4", "bulls:3x6:nz"])
+def test_league_seed_player_chooses_what_the_seed_ai_chooses(spec):
+    """The league's seed player (answer table, scores of the second question read through a relabelling of
+    the symbols) picks exactly the code of the seed AI's plain loop, after every first question and answer."""
+    import importlib.util
+
+    from .conftest import ROOT
+
+    loaded = importlib.util.spec_from_file_location("race_league", ROOT / "tools" / "race_league.py")
+    league = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(league)
+    game = parse_game(spec)
+    fast = league.SeedPlayer(game, game_table(game).table)
+    plain = SeedNumeronAI(game)
+    codes = game.codes()
+    for first in codes[:: max(1, len(codes) // 12)]:
+        parts: dict = {}
+        for c in codes:
+            parts.setdefault(feedback(c, first), []).append(c)
+        for answer, cands in parts.items():
+            if len(cands) < 3:
+                continue
+            fast.history = [(game.format_code(first), game.format_answer(answer))]
+            chosen = codes[fast.best(cands)]
+            assert chosen == plain.choose(1, cands, False), (first, answer)
+            later = [c for c in cands if feedback(c, chosen) == feedback(cands[-1], chosen)]
+            if len(later) >= 3:  # a third question: scored directly
+                fast.history = fast.history + [(game.format_code(chosen), "")]
+                assert codes[fast.best(later)] == plain.choose(2, later, False)

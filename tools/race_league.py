@@ -65,33 +65,73 @@ class AdaptivePlayer(Player):
 
 @numba.njit(cache=True)
 def sum_of_squares(table: np.ndarray, idx: np.ndarray, n_classes: int) -> np.ndarray:
-    """For every probe, the sum of squared part sizes of the candidates idx (the seed AI's score)."""
-    out = np.empty(table.shape[0], dtype=np.int64)
-    counts = np.zeros(n_classes, dtype=np.int64)
-    for p in range(table.shape[0]):
-        counts[:] = 0
-        for j in idx:
-            counts[table[p, j]] += 1
-        out[p] = (counts * counts).sum()
+    """For every probe, the sum of squared part sizes of the candidates idx (the seed AI's score).
+
+    Answers are symmetric (table[p, s] == table[s, p]), so each candidate's row is read whole and in order:
+    a contiguous scan instead of a gather per probe, several times faster on large tables."""
+    n = table.shape[0]
+    counts = np.zeros((n, n_classes), dtype=np.int32)
+    for j in idx:
+        row = table[j]
+        for p in range(n):
+            counts[p, row[p]] += 1
+    out = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        total = 0
+        for c in range(n_classes):
+            total += counts[p, c] * counts[p, c]
+        out[p] = total
     return out
 
 
 class SeedPlayer(Player):
-    """The seed's AI, its expected-size scores computed with the answer table (the same choices, faster)."""
+    """The seed's AI, its expected-size choices computed with the answer table (the same choices, faster).
+
+    Its second question depends only on its random first question q and the answer a. Relabelling the
+    symbols (in order of first appearance in q) maps q to a canonical code c with the same answers, and
+    the score of a probe p for (q, a) is the score of its image for (c, a); so the scores of the few
+    (c, a) are computed once and read through the relabelling (exact, lowest code still wins ties)."""
 
     def __init__(self, game, table: np.ndarray):
         self.name, self.game, self.table = "seed AI", game, table
         self.index = {c: i for i, c in enumerate(game.codes())}
         self.n_classes = int(table.max()) + 1
+        gt = game_table(game)
+        self.codes = gt.codes.astype(np.int64)
+        self.weights = game.symbols ** np.arange(game.length - 1, -1, -1)
+        self.rank = np.full(game.symbols ** game.length, -1, dtype=np.int64)  # code as a number -> index
+        self.rank[self.codes @ self.weights] = np.arange(len(self.codes))
+        self.answer_class = {game.format_answer(a): k for k, a in enumerate(gt.answers)}
+        self.second: dict = {}
+        self.history: list = []
+        self.relabel = game.leading_zero  # with no leading zero, a relabelling is not a symmetry
 
-    def scores(self, cands: list) -> list:
+    def best(self, cands: list) -> int:
+        """Index of the first code with the lowest sum of squared part sizes over cands."""
+        if self.relabel and len(self.history) == 1:
+            return self.best_second(*self.history[0])
         idx = np.fromiter((self.index[c] for c in cands), dtype=np.int64, count=len(cands))
-        return sum_of_squares(self.table, idx, self.n_classes).tolist()
+        return int(np.argmin(sum_of_squares(self.table, idx, self.n_classes)))
+
+    def best_second(self, guess: str, answer: str) -> int:
+        q = self.game.read_code(guess)
+        order = list(dict.fromkeys(q)) + [x for x in range(self.game.symbols) if x not in q]
+        sigma = np.empty(self.game.symbols, dtype=np.int64)
+        sigma[order] = np.arange(self.game.symbols)  # symbol order[i] -> i
+        canon = tuple(int(sigma[x]) for x in q)
+        key = canon, answer
+        if key not in self.second:
+            cls = self.answer_class[answer]
+            idx = np.flatnonzero(self.table[self.index[canon]] == cls).astype(np.int64)
+            self.second[key] = sum_of_squares(self.table, idx, self.n_classes)
+        images = self.rank[sigma[self.codes] @ self.weights]  # index of the image of every code
+        return int(np.argmin(self.second[key][images]))
 
     def reset(self, rng: random.Random) -> None:
-        self.ai = SeedNumeronAI(self.game, rng.randrange(2**31), self.scores)
+        self.ai = SeedNumeronAI(self.game, rng.randrange(2**31), self.best)
 
     def move(self, ctx: dict) -> str:
+        self.history = ctx["history"]
         return self.game.format_code(self.ai.choose(len(ctx["history"]), ctx["cands"], ctx["they_won"]))
 
 

@@ -11,6 +11,7 @@ Standard library only.
 """
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -23,6 +24,10 @@ MODEL_SAMPLE = 160  # opponent candidate sets up to this size are simulated; lar
 ASK_CANDIDATES = 16  # our candidates tried as questions at most (the tree's question is always tried)
 DEVIATE_BELOW = 40  # with more candidates than this the tree's question is kept (unless the opponent has won)
 CLOSE = 2  # the tree's question is kept unless the opponent may finish within this many questions
+
+# The racer replays the same (candidate, probe) pairs many times over (each question it weighs walks the
+# tree's continuation over the same candidates): remembering answers makes a race several times faster.
+_answer = functools.lru_cache(maxsize=1 << 18)(feedback)
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def continuations(walker: Walker, history: History, cands: list[Code], limit: in
         probe = walker.probe(guess)
         parts: dict = {}
         for c in part:
-            parts.setdefault(feedback(c, probe), []).append(c)
+            parts.setdefault(_answer(c, probe), []).append(c)
         for answer, sub in parts.items():
             if answer == game.win:
                 out[sub[0]] = asked + 1
@@ -166,10 +171,10 @@ class AdaptiveRacer:
                 while True:
                     asked += 1
                     probe = cands[self.rng.randrange(len(cands))]
-                    answer = feedback(s, probe)
+                    answer = _answer(s, probe)
                     if answer == self.game.win:
                         break
-                    cands = [c for c in cands if feedback(c, probe) == answer]
+                    cands = [c for c in cands if _answer(c, probe) == answer]
                 counts.append(asked)
         else:
             counts = list(continuations(self.walker, their_history, their_cands).values())
@@ -180,7 +185,7 @@ class AdaptiveRacer:
         probe = self.game.read_code(question)
         parts: dict = {}
         for c in cands:
-            parts.setdefault(feedback(c, probe), []).append(c)
+            parts.setdefault(_answer(c, probe), []).append(c)
         counts = []
         for answer, part in parts.items():
             if answer == self.game.win:
@@ -254,12 +259,13 @@ class SeedNumeronAI:
     ties); with one candidate left, ask it; with two, either at random; on its last turn after the
     opponent found its number, a random candidate."""
 
-    def __init__(self, game: Game, seed: int = 0, scores=None):
-        """`scores(cands)`: optional fast scorer (sum of squared part sizes of every code, in code order)."""
+    def __init__(self, game: Game, seed: int = 0, best=None):
+        """`best(cands)`: optional fast chooser, the index in code order of the first code with the lowest
+        sum of squared part sizes over cands (the same choice as the loop below)."""
         self.game = game
         self.codes = game.codes()
         self.rng = random.Random(seed)
-        self.scores = scores
+        self.best = best
 
     def choose(self, asked: int, cands: list[Code], opponent_won: bool) -> Code:
         if asked == 0:
@@ -268,9 +274,8 @@ class SeedNumeronAI:
             return cands[0]
         if len(cands) == 2 or opponent_won:
             return self.rng.choice(cands)
-        if self.scores is not None:
-            values = self.scores(cands)
-            return self.codes[min(range(len(values)), key=values.__getitem__)]  # first minimum: lowest code
+        if self.best is not None:
+            return self.codes[self.best(cands)]
         best, best_score = None, None
         for probe in self.codes:
             parts: dict = {}
