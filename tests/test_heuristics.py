@@ -141,3 +141,26 @@ def test_large_builds_need_no_table():
     tree, stats = build_checked(parse_game("bulls:5x8"), "expected-size", progress=False)
     assert feedback_table.game_table.cache_info().currsize == 0
     assert stats.secrets == 6720 and stats.total == verify(TreeDoc(parse_game("bulls:5x8"), tree)).total
+
+
+def test_parts_above_65535_secrets_are_counted_exactly():
+    """Nodes of more than 65535 secrets (the root of Mastermind 6x8, children of 6x9's) count answers in
+    32-bit counters. Repeating each candidate r times multiplies every part by r, which keeps each rule's
+    best probe: so the choice over 3000 copies of 40 codes must be the choice over the 40 codes."""
+    from strategy.engine import greedy
+    from strategy.feedback_table import game_codes
+
+    game = parse_game("mastermind:4x6")
+    gc = game_codes(game)
+    sym, occ, cnt = greedy.code_layout(gc.codes, game.symbols)
+    unique = np.arange(40, dtype=np.int32)
+    repeated = np.repeat(unique, 3000)
+    probes = np.arange(0, gc.size, 7, dtype=np.int32)
+    for rule in range(4):
+        choices = []
+        for cand in (unique, repeated):
+            m = np.arange(len(cand) + 1)
+            klogk = np.where(m > 1, m * np.log(np.maximum(m, 1)), 0.0)
+            choices.append(greedy.best_probe_serial(sym, occ, cnt, gc.lut, gc.width, cand, probes,
+                                                    len(gc.answers), gc.win, rule, klogk))
+        assert choices[0] == choices[1], rule

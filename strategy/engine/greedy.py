@@ -142,7 +142,7 @@ def _compact(sym, occ, probes):
 
 @numba.njit(cache=True)
 def _count(psym, pocc, sym, cnt, lut, width, cand, lo, hi, counts, n_classes):
-    """Histogram of answers of every compact probe over the candidates (counts[P, C], uint16)."""
+    """Histogram of answers of every compact probe over the candidates (counts[P, C], 16- or 32-bit)."""
     L = psym.shape[0]
     P = psym.shape[1]
     counts[lo:hi, :] = 0
@@ -347,11 +347,17 @@ def _best_in(counts, probes, lo, hi, n_classes, win, rule, klogk):
 
 @numba.njit(cache=True)
 def best_probe_serial(sym, occ, cnt, lut, width, cand, probes, n_classes, win, rule, klogk):
+    """The best of `probes` on the candidates, answers counted per (probe, class): 16-bit counters, or
+    32-bit ones when a part could hold more than 65535 secrets (the root of Mastermind 6x8 and up)."""
     psym, pocc = _compact(sym, occ, probes)
     P = probes.shape[0]
-    counts = np.empty((P, n_classes), dtype=np.uint16)
-    _count(psym, pocc, sym, cnt, lut, width, cand, 0, P, counts, n_classes)
-    return _best_in(counts, probes, 0, P, n_classes, win, rule, klogk)[0]
+    if cand.shape[0] <= 65535:
+        narrow = np.empty((P, n_classes), dtype=np.uint16)
+        _count(psym, pocc, sym, cnt, lut, width, cand, 0, P, narrow, n_classes)
+        return _best_in(narrow, probes, 0, P, n_classes, win, rule, klogk)[0]
+    wide = np.empty((P, n_classes), dtype=np.uint32)
+    _count(psym, pocc, sym, cnt, lut, width, cand, 0, P, wide, n_classes)
+    return _best_in(wide, probes, 0, P, n_classes, win, rule, klogk)[0]
 
 
 @numba.njit(cache=True)
