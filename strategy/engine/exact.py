@@ -544,12 +544,25 @@ def tt_store(tt, k1, k2, value, probe, is_exact, n):
 # -- probes of a node ---------------------------------------------------------------------------------
 
 
+CLASS_SLOTS = 16  # a search meets only a handful of asked sets with symmetries (at most 6 in the classic games)
+
+
+def make_class_cache(n_codes: int) -> tuple:
+    """The probe-class cache of node_probes: a direct-mapped table of (key, length, probes) in arrays.
+
+    Plain arrays rather than a numba typed Dict, whose creation compiles its methods in every process
+    (about 0.4 s, more than a small game's whole search)."""
+    return (np.zeros((CLASS_SLOTS, 2), dtype=np.int64), np.full(CLASS_SLOTS, -1, dtype=np.int64),
+            np.empty((CLASS_SLOTS, n_codes), dtype=np.int32))
+
+
 @numba.njit(cache=True)
 def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history):
     """One probe per symmetry class at a node.
 
-    Classes under the symmetries of the asked codes are cached per set of asked codes; the
-    node's own reduction (dead symbols of S) can only merge them further, so it filters that list.
+    Classes under the symmetries of the asked codes are cached per set of asked codes (`classes`, see
+    make_class_cache); the node's own reduction (dead symbols of S) can only merge them further, so it
+    filters that list.
     """
     k = params[P_SYMBOLS]
     fix_zero = params[P_FIX_ZERO] != 0
@@ -563,12 +576,14 @@ def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history
     for i in range(history.shape[0]):
         k1 ^= zs[0, history[i]]
         k2 ^= zs[1, history[i]]
-    key = (k1, k2)
-    if key in classes:
-        pool = classes[key]
+    keys, lengths, pools = classes
+    slot = (k1 ^ (k2 >> 17)) & (keys.shape[0] - 1)
+    if lengths[slot] >= 0 and keys[slot, 0] == k1 and keys[slot, 1] == k2:
+        pool = pools[slot, :lengths[slot]]
     else:
         pool = canonical_probes(codes, masks, all_probes, history, perms, k, fix_zero, all_probes)
-        classes[key] = pool
+        keys[slot, 0], keys[slot, 1], lengths[slot] = k1, k2, pool.shape[0]
+        pools[slot, :pool.shape[0]] = pool
     if dead_symbols(asked, masks, S, k, fix_zero)[1] < 2:
         return pool
     return canonical_probes(codes, masks, pool, history, perms, k, fix_zero, S)

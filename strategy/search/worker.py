@@ -14,8 +14,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from ..engine import exact
 from ..engine.exact import INF
@@ -61,7 +59,7 @@ class Engine:
         self.counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
         self.control = np.zeros(2, dtype=np.int64)
         self.control[exact.K_BETA] = INF
-        self.classes = Dict.empty(key_type=types.UniTuple(types.int64, 2), value_type=types.int32[:])
+        self.classes = exact.make_class_cache(gt.size)
         self.scratch = exact.make_scratch(gt.size, len(gt.answers))
 
     @property
