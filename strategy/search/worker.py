@@ -22,6 +22,8 @@ from ..rules import Game
 from ..symmetry import position_perms
 from .objectives import Costs, levels_for
 
+SMALL_SET = 40  # extraction chooses the question of sets up to this size without a thread of its own
+
 
 def tree_node(guess: str, children: dict[str, dict]) -> dict:
     """A tree node; a leaf when there are no children."""
@@ -97,7 +99,9 @@ class Engine:
                                control, np.int64(1 if live else 0))
         return self._threaded(exact.solve, args, control)
 
-    def _threaded(self, fn, args, control) -> tuple[int, int]:
+    def _threaded(self, fn, args, control, small: bool = False) -> tuple[int, int]:
+        if small:  # a call on a small set ends in milliseconds: a thread would cost more than it protects
+            return fn(*args)
         result: list = []
         worker = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
         worker.start()
@@ -138,7 +142,8 @@ class Engine:
             b_here = self.branching(S)
         else:
             probe, b_here = self._threaded(exact.choose, self._args() + (S, np.int64(d), np.int64(value), history,
-                                                                       np.int64(b), self.control), self.control)
+                                                                       np.int64(b), self.control), self.control,
+                                           small=n <= SMALL_SET)
         if probe < 0:
             raise RuntimeError(f"no question reaches the proven value {value} (a set of {n} secrets at depth {d})")
         members, starts = split(gt.table, S, probe, len(gt.answers))
