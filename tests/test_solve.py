@@ -40,6 +40,15 @@ def test_published_minimum_totals(spec, total):
     assert stats.total == total and stats.secrets == game_table(parse_game(spec)).size
 
 
+@pytest.mark.parametrize("spec,total,worst", [("mastermind:4x6", 5660, 6), ("bulls:4x10", 26688, 7)])
+def test_published_consistent_only_minimum_totals(spec, total, worst):
+    """Every question consistent with every answer: supermastermind's 5660 for Mastermind 4x6, and 26688
+    for bulls 4 of 10 (the strict rule; a corrected mmstrat agrees)."""
+    report, stats = solved(spec, consistent_only=True)
+    assert report.proven == {"total": total}
+    assert stats.total == total and stats.worst == worst
+
+
 def test_mastermind46_worst_case_five_costs_one_more():
     report, stats = solved("mastermind:4x6", "worst")
     assert report.proven == {"worst": 5, "total": 5626}

@@ -422,22 +422,22 @@ def scan(table, S, probes, d, b, bounds, n_classes, win, lb, sumsq, ex):
     """
     n = S.shape[0]
     P = probes.shape[0]
-    counts = np.zeros((P, n_classes), dtype=np.int32)
-    for i in range(n):
-        row = table[S[i]]
-        for pi in range(P):
-            counts[pi, row[probes[pi]]] += 1
+    counts = np.zeros(n_classes, dtype=np.int64)
     pb = part_bounds(n, b, d, bounds)
     hit = bounds[0][d + 1]
     b_here = 0
     for pi in range(P):
+        row = table[probes[pi]]  # the table is symmetric: a probe's row holds its answers to every secret
+        counts[:] = 0
+        for i in range(n):
+            counts[row[S[i]]] += 1
         total = 0
         sq = 0
         parts = 0
         big = False
         useless = False
         for c in range(n_classes):
-            k = counts[pi, c]
+            k = counts[c]
             if k == 0:
                 continue
             sq += k * k
@@ -638,6 +638,41 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
             ex[i] = ex_all[probes[i]]
         sq = squares_from_counters(scratch, probes, n, n_classes)
         return probes, lb, sq, ex, b_here, -1, fail_lb
+    if params[P_CONSISTENT] != 0 and n <= BYTES_MAX:
+        # the candidates are the probes: the byte-counter kernel bounds them all, then the ones below the
+        # cut-off are reduced to their classes (a class's least member comes first in S, so the stop probe
+        # and the representatives are the ones a reduction before the scan would give)
+        counters[C_PAIRS] += n * n
+        b_here = fast_bounds(table, S, S, False, d, b, bounds, n_classes, win, scratch)
+        fail_lb = INF
+        alive = 0
+        for i in range(n):
+            v = lb_all[i]
+            if v == stop_at and ex_all[i]:
+                return empty, e64, e64, eb, b_here, S[i], INF
+            if v < beta:
+                alive += 1
+            elif v < fail_lb:
+                fail_lb = v
+        cand = np.empty(alive, dtype=all_probes.dtype)
+        where = np.empty(N, dtype=np.int64)
+        alive = 0
+        for i in range(n):
+            where[S[i]] = i
+            if lb_all[i] < beta:
+                cand[alive] = S[i]
+                alive += 1
+        k = params[P_SYMBOLS]
+        probes = canonical_probes(codes, masks, cand, history, perms, k, params[P_FIX_ZERO] != 0, S)
+        P = probes.shape[0]
+        at = np.empty(P, dtype=np.int64)
+        lb = np.empty(P, dtype=np.int64)
+        ex = np.empty(P, dtype=np.bool_)
+        for i in range(P):
+            at[i] = where[probes[i]]
+            lb[i] = lb_all[at[i]]
+            ex[i] = ex_all[at[i]]
+        return probes, lb, squares_from_counters(scratch, at, n, n_classes), ex, b_here, -1, fail_lb
     probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
     P = probes.shape[0]
     counters[C_PAIRS] += n * P
