@@ -1,6 +1,4 @@
-import sys
-
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":  # worker processes are spawned and re-import the main module
-    sys.exit(main())
+    run()
