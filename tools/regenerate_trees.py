@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import RESULTS, write_table  # noqa: E402
+from readme import PUBLISHED  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
 from simulate_scaling import makespan  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
@@ -146,6 +147,11 @@ def duration(hours: float) -> str:
     return f"{hours:,.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
 
 
+def published_key(doc) -> str:
+    """The objective's name in readme.PUBLISHED ("-consistent" when every probe may be the secret)."""
+    return doc.generator["objective_of_the_search"] + ("-consistent" if doc.generator.get("consistent_only") else "")
+
+
 def write_unfinished(names: list[str]) -> None:
     """The table of frontier solves not finished yet, from their partial trees and logs."""
     rows = []
@@ -166,7 +172,7 @@ def write_unfinished(names: list[str]) -> None:
                      f"{stats.total - lb}" if is_total else "",
                      f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
                      f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
-                     duration(hours)])
+                     duration(hours), PUBLISHED.get((doc.game.spec, published_key(doc)), "none found")])
     path = RESULTS / "frontier-unfinished.md"
     if not rows:
         path.unlink(missing_ok=True)
@@ -174,7 +180,7 @@ def write_unfinished(names: list[str]) -> None:
     write_table("frontier-unfinished", "Open on this machine: interrupted solves (tools/regenerate_trees.py --frontier)",
                 ["game", "objective", "proven lower bound (average)", "best tree found (average)", "gap",
                  "wall time so far", "worker time so far", "settled", f"efficiency on {PROJECTED_WORKERS}",
-                 f"projected proof on {PROJECTED_WORKERS} workers"], rows,
+                 f"projected proof on {PROJECTED_WORKERS} workers", "published"], rows,
                 "The lower bound is proven; the best tree found is verified over every secret (the moonshots' ship as "
                 "`trees/*-best-found.json.gz`). The projection divides the worker time so far by the settled share "
                 "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound. "
