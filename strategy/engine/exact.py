@@ -590,6 +590,52 @@ def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history
 
 
 @numba.njit(cache=True)
+def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, pool, every, d, b, bounds,
+                         history, beta, stop_at, scratch):
+    """probe_bounds for a small set: the byte-counter kernel bounds every probe of `pool` (every code of the
+    game, or the candidates S themselves when probes must be consistent), and only those below the cut-off
+    are reduced to their symmetry classes. A class's lowest code comes first in the pool, so the stop probe
+    and the representatives are the ones a reduction before the scan would give."""
+    n = S.shape[0]
+    n_classes = params[P_CLASSES]
+    lb_all = scratch[7]
+    ex_all = scratch[8]
+    P0 = pool.shape[0]
+    counters[C_PAIRS] += n * P0
+    b_here = fast_bounds(table, S, pool, every, d, b, bounds, n_classes, params[P_WIN], scratch)
+    fail_lb = INF
+    alive = 0
+    for i in range(P0):
+        v = lb_all[i]
+        if v == stop_at and ex_all[i]:
+            return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                    np.empty(0, dtype=np.bool_), b_here, np.int64(pool[i]), INF)
+        if v < beta:
+            alive += 1
+        elif v < fail_lb:
+            fail_lb = v
+    cand = np.empty(alive, dtype=all_probes.dtype)
+    where = np.empty(0 if every else codes.shape[0], dtype=np.int64)  # code -> its place in the pool
+    alive = 0
+    for i in range(P0):
+        if not every:
+            where[pool[i]] = i
+        if lb_all[i] < beta:
+            cand[alive] = pool[i]
+            alive += 1
+    probes = canonical_probes(codes, masks, cand, history, perms, params[P_SYMBOLS], params[P_FIX_ZERO] != 0, S)
+    P = probes.shape[0]
+    at = np.empty(P, dtype=np.int64)
+    lb = np.empty(P, dtype=np.int64)
+    ex = np.empty(P, dtype=np.bool_)
+    for i in range(P):
+        at[i] = probes[i] if every else where[probes[i]]
+        lb[i] = lb_all[at[i]]
+        ex[i] = ex_all[at[i]]
+    return probes, lb, squares_from_counters(scratch, at, n, n_classes), ex, b_here, np.int64(-1), fail_lb
+
+
+@numba.njit(cache=True)
 def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b, bounds, history,
                  beta, stop_at, scratch):
     """Bounds of the probes worth trying at a node.
@@ -601,78 +647,16 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
     """
     n = S.shape[0]
     n_classes = params[P_CLASSES]
+    if n <= BYTES_MAX:
+        if params[P_CONSISTENT] == 0:
+            return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, all_probes, True,
+                                        d, b, bounds, history, beta, stop_at, scratch)
+        return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, S, False,
+                                    d, b, bounds, history, beta, stop_at, scratch)
     win = params[P_WIN]
-    N = codes.shape[0]
     empty = np.empty(0, dtype=all_probes.dtype)
     e64 = np.empty(0, dtype=np.int64)
     eb = np.empty(0, dtype=np.bool_)
-    every_code = params[P_CONSISTENT] == 0 and n <= BYTES_MAX
-    lb_all = scratch[7]
-    ex_all = scratch[8]
-    if every_code:
-        counters[C_PAIRS] += n * N
-        b_here = fast_bounds(table, S, all_probes, True, d, b, bounds, n_classes, win, scratch)
-        fail_lb = INF
-        alive = 0
-        for p in range(N):
-            v = lb_all[p]
-            if v == stop_at and ex_all[p]:
-                return empty, e64, e64, eb, b_here, p, INF
-            if v < beta:
-                alive += 1
-            elif v < fail_lb:
-                fail_lb = v
-        cand = np.empty(alive, dtype=all_probes.dtype)
-        alive = 0
-        for p in range(N):
-            if lb_all[p] < beta:
-                cand[alive] = p
-                alive += 1
-        k = params[P_SYMBOLS]
-        probes = canonical_probes(codes, masks, cand, history, perms, k, params[P_FIX_ZERO] != 0, S)
-        P = probes.shape[0]
-        lb = np.empty(P, dtype=np.int64)
-        ex = np.empty(P, dtype=np.bool_)
-        for i in range(P):
-            lb[i] = lb_all[probes[i]]
-            ex[i] = ex_all[probes[i]]
-        sq = squares_from_counters(scratch, probes, n, n_classes)
-        return probes, lb, sq, ex, b_here, -1, fail_lb
-    if params[P_CONSISTENT] != 0 and n <= BYTES_MAX:
-        # the candidates are the probes: the byte-counter kernel bounds them all, then the ones below the
-        # cut-off are reduced to their classes (a class's least member comes first in S, so the stop probe
-        # and the representatives are the ones a reduction before the scan would give)
-        counters[C_PAIRS] += n * n
-        b_here = fast_bounds(table, S, S, False, d, b, bounds, n_classes, win, scratch)
-        fail_lb = INF
-        alive = 0
-        for i in range(n):
-            v = lb_all[i]
-            if v == stop_at and ex_all[i]:
-                return empty, e64, e64, eb, b_here, S[i], INF
-            if v < beta:
-                alive += 1
-            elif v < fail_lb:
-                fail_lb = v
-        cand = np.empty(alive, dtype=all_probes.dtype)
-        where = np.empty(N, dtype=np.int64)
-        alive = 0
-        for i in range(n):
-            where[S[i]] = i
-            if lb_all[i] < beta:
-                cand[alive] = S[i]
-                alive += 1
-        k = params[P_SYMBOLS]
-        probes = canonical_probes(codes, masks, cand, history, perms, k, params[P_FIX_ZERO] != 0, S)
-        P = probes.shape[0]
-        at = np.empty(P, dtype=np.int64)
-        lb = np.empty(P, dtype=np.int64)
-        ex = np.empty(P, dtype=np.bool_)
-        for i in range(P):
-            at[i] = where[probes[i]]
-            lb[i] = lb_all[at[i]]
-            ex[i] = ex_all[at[i]]
-        return probes, lb, squares_from_counters(scratch, at, n, n_classes), ex, b_here, -1, fail_lb
     probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
     P = probes.shape[0]
     counters[C_PAIRS] += n * P
