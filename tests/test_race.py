@@ -184,7 +184,7 @@ def test_league_seed_player_chooses_what_the_seed_ai_chooses(spec):
     league = importlib.util.module_from_spec(loaded)
     loaded.loader.exec_module(league)
     game = parse_game(spec)
-    fast = league.SeedPlayer(game, game_table(game).table)
+    fast = league.SeedPlayer(game)
     plain = SeedNumeronAI(game)
     codes = game.codes()
     for first in codes[:: max(1, len(codes) // 12)]:

@@ -92,11 +92,10 @@ class SeedPlayer(Player):
     the score of a probe p for (q, a) is the score of its image for (c, a); so the scores of the few
     (c, a) are computed once and read through the relabelling (exact, lowest code still wins ties)."""
 
-    def __init__(self, game, table: np.ndarray):
-        self.name, self.game, self.table = "seed AI", game, table
-        self.index = {c: i for i, c in enumerate(game.codes())}
-        self.n_classes = int(table.max()) + 1
+    def __init__(self, game):
         gt = game_table(game)
+        self.name, self.game, self.table = "seed AI", game, gt.table
+        self.n_classes = len(gt.answers)
         self.codes = gt.codes.astype(np.int64)
         self.weights = game.symbols ** np.arange(game.length - 1, -1, -1)
         self.rank = np.full(game.symbols ** game.length, -1, dtype=np.int64)  # code as a number -> index
@@ -106,26 +105,28 @@ class SeedPlayer(Player):
         self.history: list = []
         self.relabel = game.leading_zero  # with no leading zero, a relabelling is not a symmetry
 
+    def indices(self, codes) -> np.ndarray:
+        """Table indices of codes (tuples of symbols)."""
+        return self.rank[np.asarray(codes, dtype=np.int64).reshape(-1, self.game.length) @ self.weights]
+
     def best(self, cands: list) -> int:
         """Index of the first code with the lowest sum of squared part sizes over cands."""
         if self.relabel and len(self.history) == 1:
             return self.best_second(*self.history[0])
-        idx = np.fromiter((self.index[c] for c in cands), dtype=np.int64, count=len(cands))
-        return int(np.argmin(sum_of_squares(self.table, idx, self.n_classes)))
+        return int(np.argmin(sum_of_squares(self.table, self.indices(cands), self.n_classes)))
 
     def best_second(self, guess: str, answer: str) -> int:
         q = self.game.read_code(guess)
         order = list(dict.fromkeys(q)) + [x for x in range(self.game.symbols) if x not in q]
         sigma = np.empty(self.game.symbols, dtype=np.int64)
         sigma[order] = np.arange(self.game.symbols)  # symbol order[i] -> i
-        canon = tuple(int(sigma[x]) for x in q)
-        key = canon, answer
+        canon = sigma[list(q)]
+        key = tuple(canon.tolist()), answer
         if key not in self.second:
-            cls = self.answer_class[answer]
-            idx = np.flatnonzero(self.table[self.index[canon]] == cls).astype(np.int64)
+            row = self.table[self.indices(canon)[0]]
+            idx = np.flatnonzero(row == self.answer_class[answer]).astype(np.int64)
             self.second[key] = sum_of_squares(self.table, idx, self.n_classes)
-        images = self.rank[sigma[self.codes] @ self.weights]  # index of the image of every code
-        return int(np.argmin(self.second[key][images]))
+        return int(np.argmin(self.second[key][self.indices(sigma[self.codes])]))  # read at every code's image
 
     def reset(self, rng: random.Random) -> None:
         self.ai = SeedNumeronAI(self.game, rng.randrange(2**31), self.best)
@@ -209,7 +210,7 @@ def make_players(game, spec: str) -> list[Player]:
     stem = spec.replace(":", "-")
     total = load(ROOT / "trees" / f"{stem}-total.json")
     strongest_path = ROOT / "trees" / f"race-{stem}-strongest.json"
-    players = [SeedPlayer(game, game_table(game).table), TreePlayer("min-total tree", Walker(total))]
+    players = [SeedPlayer(game), TreePlayer("min-total tree", Walker(total))]
     if strongest_path.exists():
         players.append(TreePlayer("strongest tree", Walker(load(strongest_path))))
     players.append(AdaptivePlayer(Walker(total)))

@@ -46,6 +46,11 @@ PUBLISHED = {
 }
 
 
+def published_key(spec: str, objective: str, consistent_only: bool) -> tuple[str, str]:
+    """A game's objective as PUBLISHED names it ("-consistent" when every probe may be the secret)."""
+    return spec, objective + ("-consistent" if consistent_only else "")
+
+
 def shipped_trees() -> list[tuple[str, tree_io.TreeDoc]]:
     paths = sorted(p for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz")))
     return [(p.name, tree_io.load(p)) for p in paths]
@@ -82,7 +87,7 @@ def block_results() -> str:
         run = doc.generator.get("run", {})
         proven = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in doc.generator.get("proven", {}).items())
         seconds = f"{run['seconds']:,.1f} s, {run['executor']}" if run else ""
-        key = (doc.game.spec, doc.objective + ("-consistent" if doc.generator.get("consistent_only") else ""))
+        key = published_key(doc.game.spec, doc.objective, doc.generator.get("consistent_only"))
         rows.append(f"| {doc.game.spec} | {doc.game.count()} | {objective_label(doc)} | {proven} | {stats.average:.4f} | "
                     f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | {PUBLISHED.get(key, 'none found')} | "
                     f"`{name}` | {seconds} |")

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import RESULTS, write_table  # noqa: E402
-from readme import PUBLISHED  # noqa: E402
+from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
 from simulate_scaling import makespan  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
@@ -147,11 +147,6 @@ def duration(hours: float) -> str:
     return f"{hours:,.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
 
 
-def published_key(doc) -> str:
-    """The objective's name in readme.PUBLISHED ("-consistent" when every probe may be the secret)."""
-    return doc.generator["objective_of_the_search"] + ("-consistent" if doc.generator.get("consistent_only") else "")
-
-
 def write_unfinished(names: list[str]) -> None:
     """The table of frontier solves not finished yet, from their partial trees and logs."""
     rows = []
@@ -172,7 +167,8 @@ def write_unfinished(names: list[str]) -> None:
                      f"{stats.total - lb}" if is_total else "",
                      f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
                      f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
-                     duration(hours), PUBLISHED.get((doc.game.spec, published_key(doc)), "none found")])
+                     duration(hours), PUBLISHED.get(published_key(doc.game.spec, doc.generator["objective_of_the_search"],
+                                                  doc.generator.get("consistent_only")), "none found")])
     path = RESULTS / "frontier-unfinished.md"
     if not rows:
         path.unlink(missing_ok=True)
