@@ -298,7 +298,7 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
     if args.partial:
         generator = {"tool": f"strategy {__version__}", "engine": "exact, interrupted", "proven_optimal": False,
                      "lower_bound": partial.lower_bound, "objective_of_the_search": partial.objective,
-                     "consistent_only": args.consistent_only, "progress": round(partial.progress, 6)}
+                     "bound_of": partial.costs.name, "consistent_only": args.consistent_only, "progress": round(partial.progress, 6)}
         save(TreeDoc(game, partial.tree, "partial", generator, stats.to_json()), args.partial)
         _log(f"written to {quote(args.partial)}")
 

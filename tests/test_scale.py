@@ -162,6 +162,7 @@ def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     found = measure(gt.game, doc.root)[0].total
     greedy = measure(gt.game, build(gt, "expected-size", False, progress=False))[0].total
     assert doc.generator["lower_bound"] <= 14914 <= found <= greedy
+    assert doc.generator["objective_of_the_search"] == doc.generator["bound_of"] == "total"
     proc = _solve_cli(tmp_path, "-o", str(out))
     _wait_for_results(tmp_path, 30)
     proc.kill()  # kill -9 of the driver: its workers die with it

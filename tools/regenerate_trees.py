@@ -159,15 +159,17 @@ def write_unfinished(names: list[str]) -> None:
         n, lb, progress = doc.game.count(), doc.generator["lower_bound"], doc.generator["progress"]
         work, efficiency, hours = projection(name, progress)
         spent = STORES / f"{name}.seconds"
-        is_total = doc.generator["objective_of_the_search"].startswith("total")
-        rows.append([doc.game.spec, doc.generator["objective_of_the_search"] +
+        objective = doc.generator["objective_of_the_search"]
+        bound_of = doc.generator.get("bound_of", objective)  # the phase of a staged objective the bound is for
+        is_total = bound_of.startswith("total")
+        rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" (bound on its {bound_of} stage)") +
                      (", consistent probes" if doc.generator.get("consistent_only") else ""),
                      f"{lb} ({lb / n:.4f})" if is_total else str(lb),
                      f"{stats.total} ({stats.average:.4f}), worst {stats.worst}",
                      f"{stats.total - lb}" if is_total else "",
                      f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
                      f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
-                     duration(hours), PUBLISHED.get(published_key(doc.game.spec, doc.generator["objective_of_the_search"],
+                     duration(hours), PUBLISHED.get(published_key(doc.game.spec, objective,
                                                   doc.generator.get("consistent_only")), "none found")])
     path = RESULTS / "frontier-unfinished.md"
     if not rows:
