@@ -163,3 +163,44 @@ def brute_force_total(spec: str, consistent_only: bool) -> int:
 def test_engine_agrees_with_brute_force(spec, consistent_only):
     report, stats = solved(spec, consistent_only=consistent_only)
     assert report.proven["total"] == stats.total == brute_force_total(spec, consistent_only)
+
+
+# -- the scan kernels against the plain per-probe scan ------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+import numpy as np  # noqa: E402
+
+from strategy.engine import exact  # noqa: E402
+
+KERNEL_GAMES = {spec: game_table(parse_game(spec)) for spec in ("bulls:4x9", "mastermind:4x5", "mastermind:5x4", "mastermind:7x2")}
+INF = int(exact.INF)
+
+
+def _costs(kind: str, depth: int) -> np.ndarray:
+    r = np.arange(32, dtype=np.int64)
+    if kind == "total":
+        return r
+    if kind == "within":  # total, INF beyond the depth bound
+        return np.where(r <= depth, r, INF).astype(np.int64)
+    return np.where(r < depth, 0, np.where(r == depth, 1, INF)).astype(np.int64)  # fewest at the last level
+
+
+@settings(max_examples=200, deadline=None)
+@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 15) | st.integers(16, 255),
+       b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3),
+       kind=st.sampled_from(["total", "within", "fewest"]), depth=st.integers(3, 9), seed=st.integers(0, 2**32 - 1))
+def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
+    """The packed, byte-lane and byte-counter kernels (with their closed forms for parts within three
+    levels) give every code the bound, exact flag and branching that counting each probe's parts gives."""
+    gt = KERNEL_GAMES[spec]
+    N, n_classes = gt.size, len(gt.answers)
+    n, b = min(n, N), min(b, n_classes - 1)
+    S = np.sort(np.random.default_rng(seed).choice(N, n, replace=False)).astype(np.int32)
+    bounds = exact.make_bounds(_costs(kind, depth), n_classes, exact.TABLE_DEPTHS, 300)
+    scratch = exact.make_scratch(N, n_classes)
+    probes = np.arange(N, dtype=np.int32)
+    b_fast = exact.fast_bounds(gt.table, S, probes, True, d, b, bounds, n_classes, gt.win, scratch)
+    lb, sq, ex = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64), np.empty(N, dtype=np.bool_)
+    b_plain = exact.scan(gt.table, S, probes, d, b, bounds, n_classes, gt.win, lb, sq, ex)
+    assert b_fast == b_plain
+    assert np.array_equal(scratch[7][:N], lb) and np.array_equal(scratch[8][:N], ex)

@@ -23,12 +23,15 @@ larger sets, counters for the canonical probes only (one per symmetry class,
 `symmetry.canonical_probes`), which near the root are few. After a scan over every code, only the
 probes whose bound is below the cut-off are reduced to their symmetry classes.
 
-Probes are tried by increasing bound, parts largest first with the cut-off left by the others'
+Probes are tried by increasing bound (then sum of squared part sizes, then code), popped from a heap
+since most nodes stop after a few, parts largest first with the cut-off left by the others'
 bounds; a scan stops at the first probe whose exact value meets the node's lower bound. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
 by a 128-bit hash of (S, d). The driver can stop a running search through `control`.
 """
 from __future__ import annotations
+
+import heapq
 
 import numba
 import numpy as np
@@ -174,43 +177,72 @@ def count_packed(table, S, probes, every, acc):
 
 
 @numba.njit(cache=True)
+def _three_levels(pb, n, t):
+    """(c1, c2, c3, ok): ok when the bound of every part of k <= n secrets is
+    c1 + c2·(k - 1) + (c3 - c2)·max(0, k - t), which holds while parts fit in three levels."""
+    c1 = pb[1]
+    c2 = pb[2] - pb[1] if n >= 2 else 0
+    c3 = pb[t + 1] - pb[t] if n > t else c2
+    ok = pb[n] < INF
+    for k in range(1, n + 1):
+        if pb[k] != c1 + c2 * (k - 1) + (c3 - c2) * max(0, k - t):
+            ok = False
+    return c1, c2, c3, ok
+
+
+@numba.njit(cache=True)
+def _word(a, wsh):
+    """(w, x, parts, small) of a packed word: secrets in the winning class, the word without them, the
+    number of non-empty other classes, and whether every class holds at most two secrets."""
+    m1 = np.uint64(0x1111111111111111)
+    w = np.int64((a >> wsh) & np.uint64(15))
+    x = a & ~(np.uint64(15) << wsh)
+    nz = (x | (x >> np.uint64(1)) | (x >> np.uint64(2)) | (x >> np.uint64(3))) & m1
+    big = ((x >> np.uint64(2)) | (x >> np.uint64(3)) | (x & (x >> np.uint64(1)))) & m1
+    return w, x, np.int64((nz * m1) >> np.uint64(60)), big == 0
+
+
+@numba.njit(cache=True)
 def evaluate_packed(acc, P, n, d, b, bounds, win, lb, ex):
     """Bounds of the first P probes from their packed counters; returns the largest number of parts.
 
-    While every part is small enough for two levels (k <= b + 1) the bound of a part of k secrets is
-    alpha·k + beta, so a probe's bound is a few bit operations on its word.
+    While every part fits in three levels a probe's bound is w·hit + c1·parts + c2·(n - w - parts)
+    + (c3 - c2)·excess (see evaluate_lanes): branch-free loops over the words, which the compiler
+    vectorises (the excess only when some part can reach the third level). Otherwise each part's
+    bound is looked up.
     """
     pb = part_bounds(n, b, d, bounds)
     hit = bounds[0][d + 1]
     wsh = np.uint64(4 * win)
-    keep = ~(np.uint64(15) << wsh)
-    m1 = np.uint64(0x1111111111111111)
-    alpha = pb[2] - pb[1] if n >= 2 else 0
-    beta_ = pb[1] - alpha
-    linear = pb[n] < INF
-    for k in range(2, n + 1):
-        if pb[k] - pb[k - 1] != alpha:
-            linear = False
+    m4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+    t = b + 1
+    c1, c2, c3, shaped = _three_levels(pb, n, t)
     b_here = 0
-    for p in range(P):
-        a = acc[p]
-        w = np.int64((a >> wsh) & np.uint64(15))
-        x = a & keep
-        nz = (x | (x >> np.uint64(1)) | (x >> np.uint64(2)) | (x >> np.uint64(3))) & m1
-        parts = np.int64((nz * m1) >> np.uint64(60))
-        big = ((x >> np.uint64(2)) | (x >> np.uint64(3)) | (x & (x >> np.uint64(1)))) & m1
-        if parts > b_here:
-            b_here = parts
-        ex[p] = big == 0
-        if linear:
-            total = w * hit + alpha * (n - w) + beta_ * parts
-        else:
+    if shaped and (n <= t or c3 == c2):
+        for p in range(P):
+            w, x, parts, small = _word(acc[p], wsh)
+            b_here = max(b_here, parts)
+            ex[p] = small
+            total = w * hit + c1 * parts + c2 * (n - w - parts)
+            lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+    elif shaped:
+        for p in range(P):
+            w, x, parts, small = _word(acc[p], wsh)
+            b_here = max(b_here, parts)
+            ex[p] = small
+            total = (w * hit + c1 * parts + c2 * (n - w - parts)
+                     + (c3 - c2) * (_excess(x & m4, t) + _excess((x >> np.uint64(4)) & m4, t)))
+            lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+    else:
+        for p in range(P):
+            w, x, parts, small = _word(acc[p], wsh)
+            b_here = max(b_here, parts)
+            ex[p] = small
             total = w * hit
-            y = x
-            while y:
-                total += pb[np.int64(y & np.uint64(15))]
-                y >>= np.uint64(4)
-        lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+            while x:
+                total += pb[np.int64(x & np.uint64(15))]
+                x >>= np.uint64(4)
+            lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
     return b_here
 
 
@@ -732,6 +764,50 @@ def bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b):
     return node_lb, -1
 
 
+@numba.njit(cache=True)
+def _bits(x):
+    """Bits needed to hold the non-negative integer x."""
+    b = 0
+    while x > 0:
+        b += 1
+        x >>= 1
+    return b
+
+
+@numba.njit(cache=True)
+def probe_queue(lb, sq):
+    """The probes in the order (bound, sum of squares, position), the search order and the canonical
+    tie-break, as a heap (heapq) of distinct packed keys: nodes usually stop after a few probes, so a
+    full sort would be wasted. Returns (heap, mask): pop a key, its position is key & mask. When the
+    keys would not fit 63 bits, the keys are ranks from two stable sorts."""
+    P = lb.shape[0]
+    ib = _bits(P - 1) if P > 1 else 1
+    sb = _bits(sq.max()) if P > 0 else 0
+    heap = [np.int64(0)] * P
+    if P > 0 and ib + sb + _bits(lb.max()) > 63:
+        by_sq = np.argsort(sq, kind="mergesort")
+        order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
+        for i in range(P):
+            heap[i] = (np.int64(i) << ib) | order[i]  # sorted, hence already a heap
+    else:
+        for i in range(P):
+            heap[i] = (lb[i] << (sb + ib)) | (sq[i] << ib) | i
+        heapq.heapify(heap)
+    return heap, (np.int64(1) << ib) - 1
+
+
+@numba.njit(cache=True)
+def largest_first(sizes, order):
+    """order[:] = the classes by decreasing size, ties by class (a stable sort; insertion, as there are few)."""
+    for i in range(sizes.shape[0]):
+        c = i
+        j = i
+        while j > 0 and sizes[order[j - 1]] < sizes[c]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = c
+
+
 @numba.njit(cache=True, nogil=True)
 def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
           S, d, beta, history, b_parent, hint, only_probe, control, live):
@@ -779,8 +855,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         if stop >= 0:
             tt_store(tt, k1, k2, lb0 - off, stop, True, n)
             return lb0, stop
-    by_sq = np.argsort(sq, kind="mergesort")
-    order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
+    queue, mask = probe_queue(lb, sq)
 
     # a typed -1: a literal argument would make numba compile a second overload of this recursive
     # function, and cached overloads that call each other crash when loaded (numba issue 6713)
@@ -794,14 +869,16 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
     part_lb = np.empty(n_classes, dtype=np.int64)
     part_exact = np.empty(n_classes, dtype=np.bool_)
     sizes = np.empty(n_classes, dtype=np.int64)
+    part_order = np.empty(n_classes, dtype=np.int64)
+    pb_here = part_bounds(n, b_here, d, bounds)  # the level fill of a part of k secrets, looked up per part
     hit = bounds[0][d + 1]
-    for oi in range(order.shape[0]):
+    while len(queue) > 0:
         if live and control[K_BETA] < best:  # the driver lowered the cut-off
             if best_probe >= 0 and best < fail_lb:
                 fail_lb = best  # a proven value, now above the cut-off: still a lower bound of S
             best = control[K_BETA]
             best_probe = -1
-        pi = order[oi]
+        pi = heapq.heappop(queue) & mask
         bound = lb[pi]
         if bound >= best:
             if bound < fail_lb:
@@ -820,10 +897,10 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         for c in range(n_classes):
             m = starts[c + 1] - starts[c] if c != win else 0
             sizes[c] = m
-            part_lb[c] = lfill(bounds, m, b_here, d + 1, 1)
+            part_lb[c] = pb_here[m]
             part_exact[c] = m <= 2
             total += part_lb[c]
-        part_order = np.argsort(-sizes, kind="mergesort")
+        largest_first(sizes, part_order)
         for ci in range(n_classes):
             c = part_order[ci]
             if sizes[c] <= 2 or total >= best:
@@ -887,11 +964,10 @@ def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, count
     probes, lb, sq, ex, b_here, stop, fail = probe_bounds(
         table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
         value + 1, -1, scratch)
-    by_sq = np.argsort(sq, kind="mergesort")
-    order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
+    queue, mask = probe_queue(lb, sq)
     no_live = np.int64(0)
-    for oi in range(order.shape[0]):
-        pi = order[oi]
+    while len(queue) > 0:
+        pi = heapq.heappop(queue) & mask
         if lb[pi] > value:
             break
         v, _ = solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
