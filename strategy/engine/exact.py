@@ -316,6 +316,17 @@ def _excess(x, t):
 
 
 @numba.njit(cache=True)
+def _two_words(e, o, clear0, clear1, wsh):
+    """(w, x0, x1, parts, small) of a probe's two lane words (at most 16 answers): secrets in the winning
+    class, the words without them, the number of non-empty other classes, every class at most two."""
+    x0 = e & clear0
+    x1 = o & clear1
+    w = np.int64((((e & ~clear0) | (o & ~clear1)) >> wsh) & np.uint64(255))
+    parts = np.int64(((_nonzero_lanes(x0) + _nonzero_lanes(x1)) * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    return w, x0, x1, parts, (_lanes_above(x0, 2) | _lanes_above(x1, 2)) == 0
+
+
+@numba.njit(cache=True)
 def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
     """Bounds of the first P probes from their byte lanes; returns the largest number of parts.
 
@@ -339,8 +350,43 @@ def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
     check3 = n > t3
     if check3 and t3 >= 127:
         shape_ok = False
+    dc = c3 - c2 if n > t else 0
     zero = np.uint64(0)
     b_here = 0
+    if not two and shape_ok and word < 2:
+        # at most 16 answers and parts within three levels: two words and loops without branches, which
+        # the compiler vectorises; when a part can pass three levels (n > t3) its probe is marked, and its
+        # parts are summed one by one afterwards
+        clear0 = wclear if word == 0 else ~zero
+        clear1 = wclear if word == 1 else ~zero
+        marked = False
+        if not check3:
+            for p in range(P):
+                w, x0, x1, parts, small = _two_words(E0[p], O0[p], clear0, clear1, wsh)
+                b_here = max(b_here, parts)
+                ex[p] = small
+                total = w * hit + c1 * parts + c2 * (n - w - parts) + dc * (_excess(x0, t) + _excess(x1, t))
+                lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+        else:
+            for p in range(P):
+                w, x0, x1, parts, small = _two_words(E0[p], O0[p], clear0, clear1, wsh)
+                b_here = max(b_here, parts)
+                ex[p] = small
+                total = w * hit + c1 * parts + c2 * (n - w - parts) + dc * (_excess(x0, t) + _excess(x1, t))
+                over = (_lanes_above(x0, t3) | _lanes_above(x1, t3)) != 0
+                marked |= over
+                lb[p] = -1 if over else (INF if (parts == 1 and w == 0) or total >= INF else total)
+        if marked:
+            for p in range(P):
+                if lb[p] < 0:
+                    w, x0, x1, parts, small = _two_words(E0[p], O0[p], clear0, clear1, wsh)
+                    total = w * hit
+                    for x in (x0, x1):
+                        while x:
+                            total += pb[np.int64(x & np.uint64(255))]
+                            x >>= np.uint64(8)
+                    lb[p] = INF if total >= INF else total  # a part beyond three levels: not all in one part
+        return b_here
     for p in range(P):
         x0 = E0[p]
         x1 = O0[p]
