@@ -387,6 +387,27 @@ def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
                             x >>= np.uint64(8)
                     lb[p] = INF if total >= INF else total  # a part beyond three levels: not all in one part
         return b_here
+    if two and shape_ok and not check3:
+        # up to 32 answers, every part within three levels: four words, no branches (vectorised)
+        sel = np.uint64(255) << wsh
+        s0 = sel if word == 0 else zero
+        s1 = sel if word == 1 else zero
+        s2 = sel if word == 2 else zero
+        s3 = sel if word == 3 else zero
+        for p in range(P):
+            x0 = E0[p] & ~s0
+            x1 = O0[p] & ~s1
+            x2 = E1[p] & ~s2
+            x3 = O1[p] & ~s3
+            w = np.int64((((E0[p] & s0) | (O0[p] & s1) | (E1[p] & s2) | (O1[p] & s3)) >> wsh) & np.uint64(255))
+            nz = _nonzero_lanes(x0) + _nonzero_lanes(x1) + _nonzero_lanes(x2) + _nonzero_lanes(x3)
+            parts = np.int64((nz * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            b_here = max(b_here, parts)
+            ex[p] = (_lanes_above(x0, 2) | _lanes_above(x1, 2) | _lanes_above(x2, 2) | _lanes_above(x3, 2)) == 0
+            total = (w * hit + c1 * parts + c2 * (n - w - parts)
+                     + dc * (_excess(x0, t) + _excess(x1, t) + _excess(x2, t) + _excess(x3, t)))
+            lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
+        return b_here
     for p in range(P):
         x0 = E0[p]
         x1 = O0[p]
