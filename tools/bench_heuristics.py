@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from benchlib import PEER_STRATEGY, measure, peer_rules, peer_total, strategy, write_table
+from benchlib import PEER_STRATEGY, measure, peer_rules, peer_total, startup, strategy, write_table
 
 HEURISTICS = ("expected-size", "entropy", "minimax", "most-parts")
 BASE = [("bulls:4x10", s) for s in HEURISTICS]
@@ -45,8 +45,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "t.json"
         measure(strategy("build", "--game", "bulls:3x6", "--strategy", "minimax", "--quiet", "-o", str(out)))
-        python = measure([sys.executable, "-c", "pass"])
-        print(f"(a bare Python process takes {python.seconds:.2f} s here)")
+        floor = startup()
+        print(floor)
         print(f"{'game':16} {'heuristic':14} {'ours':>8} {'MB':>5} {'mmstrat':>8} {'MB':>4} {'ratio':>6}  total  worst")
         for spec, heuristic in cases:
             run = measure(strategy("build", "--game", spec, "--strategy", heuristic, "--quiet", "-o", str(out)))
@@ -73,8 +73,7 @@ def main() -> None:
         path = write_table("heuristics", "Greedy trees, whole processes (tools/bench_heuristics.py)",
                            ["game", "heuristic", "total", "average", "worst", "strategy build", "memory",
                             "mmstrat", "memory", "ratio / check", "published average"],
-                           rows, f"A bare Python process takes {python.seconds:.2f} s on this machine; numba's start "
-                                 "adds about 0.3 s more before any work.")
+                           rows, floor)
         print(f"written {path}")
 
 

@@ -83,3 +83,42 @@ def write_table(name: str, title: str, header: list[str], rows: list[list[str]],
     path = RESULTS / f"{name}.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+IMPORT_PROBE = """import os, sys
+sys.modules.setdefault("scipy.linalg.cython_blas", None)  # as strategy does: no SciPy BLAS probe
+import numba
+os._exit(0)  # as strategy does: no interpreter teardown
+"""
+CALL_PROBE = IMPORT_PROBE.replace("import numba\n", """import numba
+
+
+@numba.njit(cache=True)
+def f(x):
+    return x
+
+
+f(1)
+""")
+
+
+def startup() -> str:
+    """The fixed cost every process pays before any search: Python, NumPy and numba, measured here (the best
+    of three runs of each probe, which exits as strategy does)."""
+    def best(command: list[str]) -> float:
+        runs = [measure(command) for _ in range(3)]
+        if any(r.status for r in runs):
+            raise SystemExit(f"the start-up probe failed: {runs[0].stderr}")
+        return min(r.seconds for r in runs)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in (("imports.py", IMPORT_PROBE), ("calls.py", CALL_PROBE)):
+            (Path(tmp) / name).write_text(text)
+        measure([sys.executable, str(Path(tmp) / "calls.py")])  # compiles and caches
+        bare = best([sys.executable, "-c", "pass"])
+        numba_import = best([sys.executable, str(Path(tmp) / "imports.py")])
+        first_call = best([sys.executable, str(Path(tmp) / "calls.py")])
+    return (f"A bare Python process takes {bare:.2f} s here, one that imports numba {numba_import:.2f} s, and one that "
+            f"also calls a cached one-line compiled function {first_call:.2f} s (numba loads its type registries at "
+            f"the first call; both skip SciPy's BLAS probe and the teardown, as strategy does): the floor under every "
+            f"row.")
