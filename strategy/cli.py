@@ -288,6 +288,8 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
     from .io.tree import TreeDoc, save
     from .io.verify import measure
 
+    for line in partial.lines:  # the stages finished before the interruption
+        _log(line)
     _log(f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}"
          f"{f' (average {partial.lower_bound / game.count():.4f})' if partial.costs.name.startswith('total') else ''}"
          f"; {100 * partial.progress:.1f}% of the search settled")
@@ -298,7 +300,8 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
     if args.partial:
         generator = {"tool": f"strategy {__version__}", "engine": "exact, interrupted", "proven_optimal": False,
                      "lower_bound": partial.lower_bound, "objective_of_the_search": partial.objective,
-                     "bound_of": partial.costs.name, "consistent_only": args.consistent_only, "progress": round(partial.progress, 6)}
+                     "bound_of": partial.costs.name, "proven_so_far": partial.proven,
+                     "consistent_only": args.consistent_only, "progress": round(partial.progress, 6)}
         save(TreeDoc(game, partial.tree, "partial", generator, stats.to_json()), args.partial)
         _log(f"written to {quote(args.partial)}")
 

@@ -204,3 +204,24 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
     b_plain = exact.scan(gt.table, S, probes, d, b, bounds, n_classes, gt.win, lb, sq, ex)
     assert b_fast == b_plain
     assert np.array_equal(scratch[7][:N], lb) and np.array_equal(scratch[8][:N], ex)
+
+
+def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(monkeypatch):
+    """Interrupted in its fewest-at-depth stage, a worst-then-fewest solve still reports the minimum worst
+    case that its first stage proved (the partial tree's generator records it as proven_so_far)."""
+    import strategy.search.solve as solve_module
+
+    spec = "bulls:3x6"
+    worst = solved(spec, "worst-then-fewest")[0].proven["worst"]
+    real_run = solve_module.Session.run
+
+    def interrupted_at_fewest(self, costs, *args, **kw):
+        if costs.name.startswith("fewest"):
+            raise KeyboardInterrupt
+        return real_run(self, costs, *args, **kw)
+
+    monkeypatch.setattr(solve_module.Session, "run", interrupted_at_fewest)
+    with pytest.raises(KeyboardInterrupt) as info:
+        solve_game(game_table(parse_game(spec)), "worst-then-fewest", progress=False)
+    partial = info.value.partial
+    assert partial.proven == {"worst": worst} and f"proved: minimum worst case {worst}" in partial.lines

@@ -162,7 +162,8 @@ def write_unfinished(names: list[str]) -> None:
         objective = doc.generator["objective_of_the_search"]
         bound_of = doc.generator.get("bound_of", objective)  # the phase of a staged objective the bound is for
         is_total = bound_of.startswith("total")
-        rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" (bound on its {bound_of} stage)") +
+        stage = "".join(f"{key} {value} proven; " for key, value in doc.generator.get("proven_so_far", {}).items())
+        rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage)") +
                      (", consistent probes" if doc.generator.get("consistent_only") else ""),
                      f"{lb} ({lb / n:.4f})" if is_total else str(lb),
                      f"{stats.total} ({stats.average:.4f}), worst {stats.worst}",

@@ -110,7 +110,8 @@ class Partial:
     lower_bound: int
     tree: dict | None
     progress: float = 0.0  # the progress bar's share of the search settled (a measure of work, not of value)
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # what the finished stages of the objective proved
+    proven: dict = field(default_factory=dict)  # the same, as figures (e.g. the minimum worst case)
 
 
 class Session:
@@ -333,6 +334,8 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
         if isinstance(e, (KeyboardInterrupt, TaskLost)) or type(e).__name__ == "Terminated":
             try:
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
+                if e.partial is not None:  # type: ignore[attr-defined]
+                    e.partial.lines, e.partial.proven = list(lines), dict(proven)  # type: ignore[attr-defined]
             except Exception:
                 e.partial = None  # type: ignore[attr-defined]
         session.close()
