@@ -208,20 +208,25 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
 
 def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(monkeypatch):
     """Interrupted in its fewest-at-depth stage, a worst-then-fewest solve still reports the minimum worst
-    case that its first stage proved (the partial tree's generator records it as proven_so_far)."""
-    import strategy.search.solve as solve_module
+    case that its first stage proved (the partial tree's generator records it as proven_so_far), and its
+    best tree found keeps within that depth (bulls 4 of 6: the greedy tree needs one question more)."""
+    from strategy.search.driver import Driver
+    from strategy.search.heuristics import build
 
-    spec = "bulls:3x6"
+    spec = "bulls:4x6"
+    gt = game_table(parse_game(spec))
     worst = solved(spec, "worst-then-fewest")[0].proven["worst"]
-    real_run = solve_module.Session.run
+    assert measure(gt.game, build(gt, "expected-size", False, progress=False))[0].worst > worst
+    real_push = Driver.push_cutoffs
 
-    def interrupted_at_fewest(self, costs, *args, **kw):
-        if costs.name.startswith("fewest"):
+    def interrupted_in_fewest(self):
+        if self.spec.costs.name.startswith("fewest"):
             raise KeyboardInterrupt
-        return real_run(self, costs, *args, **kw)
+        return real_push(self)
 
-    monkeypatch.setattr(solve_module.Session, "run", interrupted_at_fewest)
+    monkeypatch.setattr(Driver, "push_cutoffs", interrupted_in_fewest)
     with pytest.raises(KeyboardInterrupt) as info:
-        solve_game(game_table(parse_game(spec)), "worst-then-fewest", progress=False)
+        solve_game(gt, "worst-then-fewest", progress=False)
     partial = info.value.partial
     assert partial.proven == {"worst": worst} and f"proved: minimum worst case {worst}" in partial.lines
+    assert measure(gt.game, partial.tree)[0].worst == worst

@@ -144,6 +144,7 @@ class Session:
         self.counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
         self.driver: Driver | None = None
         self.phase = ""
+        self.last_tree: dict | None = None  # the tree of the last finished stage (a staged objective's incumbent)
 
     def start_line(self) -> str | None:
         if self.store is None:
@@ -179,6 +180,8 @@ class Session:
             self.lost += d.lost
             self.worker_seconds += d.worker_seconds
             self.counters += d.counters
+        if out.tree is not None:
+            self.last_tree = out.tree
         return out
 
     def partial(self, objective: str) -> Partial | None:
@@ -188,12 +191,15 @@ class Session:
             return None
         lb = d.lower_bound()
         tree = best_tree(d.root, d.engine)
-        if d.root.tree is None:  # early on, the greedy tree of the whole game may still be the better one
+        if d.root.tree is None:
+            # early on, the greedy tree of the whole game may still be the better one; in a later stage of a
+            # staged objective, the previous stage's tree keeps within the depth this stage must respect
             from .heuristics import build_subtree
 
             greedy = build_subtree(self.gt, d.root.S, d.root.history, "expected-size", self.consistent_only)
-            if tree_cost(self.gt, greedy, d.spec.costs) < tree_cost(self.gt, tree, d.spec.costs):
-                tree = greedy
+            for other in (greedy, self.last_tree):
+                if other is not None and tree_cost(self.gt, other, d.spec.costs) < tree_cost(self.gt, tree, d.spec.costs):
+                    tree = other
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
     def close(self) -> None:
