@@ -353,7 +353,7 @@ def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
     dc = c3 - c2 if n > t else 0
     zero = np.uint64(0)
     b_here = 0
-    if not two and shape_ok and word < 2:
+    if not two and shape_ok:
         # at most 16 answers and parts within three levels: two words and loops without branches, which
         # the compiler vectorises; when a part can pass three levels (n > t3) its probe is marked, and its
         # parts are summed one by one afterwards
