@@ -197,9 +197,8 @@ class Session:
             from .heuristics import build_subtree
 
             greedy = build_subtree(self.gt, d.root.S, d.root.history, "expected-size", self.consistent_only)
-            for other in (greedy, self.last_tree):
-                if other is not None and tree_cost(self.gt, other, d.spec.costs) < tree_cost(self.gt, tree, d.spec.costs):
-                    tree = other
+            candidates = [t for t in (tree, greedy, self.last_tree) if t is not None]
+            tree = min(candidates, key=lambda t: tree_cost(self.gt, t, d.spec.costs))  # ties keep the searched tree
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
     def close(self) -> None:
