@@ -242,12 +242,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
         _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
         if not compiled(exact, "solve"):
             _log("compiling the search engine (once after install, about 30 s)")
+    incumbents = [_known_tree(path, game, args.consistent_only) for path in args.incumbent]
+    if args.partial and os.path.isfile(args.partial):  # an earlier run's: a resumed run never writes a worse one
+        try:
+            incumbents.append(_known_tree(args.partial, game, args.consistent_only))
+        except (TreeError, FileError, CommandError):
+            pass  # not a tree of this search: overwritten if interrupted, as any other file
     gt = game_table(game)
     try:
         report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
                             progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
                             plan=args.plan, on_start=None if args.json else _log, against=against,
-                            rule=args.rule, seat=args.seat)
+                            rule=args.rule, seat=args.seat, incumbents=incumbents)
     except ConnectionError as e:  # an unreachable scheduler, or tasks no worker can run
         _report_partial(getattr(e, "partial", None), game, args)
         raise CommandError(str(e)) from None
@@ -278,6 +284,21 @@ def cmd_solve(args: argparse.Namespace) -> int:
     else:
         _log(f"verified: {summary_line(stats)}")
     return 0
+
+
+def _known_tree(path: str, game, consistent_only: bool) -> dict:
+    """A complete tree of `game` given as an incumbent, verified; under --consistent-only it must ask
+    only codes that may still be the secret, or it bounds a different search."""
+    from .io.tree import load
+    from .io.verify import impossible_question, verify
+
+    doc = load(path, game)
+    verify(doc)
+    if consistent_only:
+        where = impossible_question(game, doc.root)
+        if where:
+            raise CommandError(f"{quote(path)}: {where} (--consistent-only compares only trees that ask possible secrets)")
+    return doc.root
 
 
 def _report_partial(partial, game, args: argparse.Namespace) -> None:
@@ -524,7 +545,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
     p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task (for tools/simulate_scaling.py)")
-    p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven optimal)")
+    p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven "
+                   "optimal); a better tree that FILE already holds from an earlier run is kept")
+    p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
+                   help="a complete tree of the game known beforehand (e.g. the consistent-only optimum): if "
+                        "interrupted, the best tree found is never worse (repeatable)")
     p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
                    "fine from 8: large refutations split too, more work but no long task)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -230,3 +230,67 @@ def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(m
     partial = info.value.partial
     assert partial.proven == {"worst": worst} and f"proved: minimum worst case {worst}" in partial.lines
     assert measure(gt.game, partial.tree)[0].worst == worst
+
+
+def _interrupted_at_once(monkeypatch) -> None:
+    from strategy.search.driver import Driver
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Driver, "push_cutoffs", interrupted)
+
+
+def test_an_interrupted_solve_keeps_a_better_tree_it_was_given(monkeypatch, tmp_path):
+    """A tree known beforehand (--incumbent, or what --partial FILE holds from an earlier run) competes
+    for the best tree found, so a resumed run never reports a worse one (bulls 4 of 6, interrupted
+    before its search has settled anything: alone it can only offer a greedy tree)."""
+    import orjson
+
+    from strategy.cli import main
+    from strategy.io import tree as tree_io
+
+    spec = "bulls:4x6"
+    gt = game_table(parse_game(spec))
+    optimal, stats = solved(spec)
+    _interrupted_at_once(monkeypatch)
+    with pytest.raises(KeyboardInterrupt) as info:
+        solve_game(gt, "total", progress=False)
+    assert measure(gt.game, info.value.partial.tree)[0].total > stats.total
+    with pytest.raises(KeyboardInterrupt) as info:
+        solve_game(gt, "total", progress=False, incumbents=[optimal.tree])
+    assert measure(gt.game, info.value.partial.tree)[0].total == stats.total
+    # the command line: the earlier partial file is kept, and an incumbent given by path is used
+    best, out = tmp_path / "best.json", tmp_path / "out.json"
+    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "total", {"tool": "test"}, stats.to_json()), best)
+    import signal
+
+    monkeypatch.setattr(signal, "signal", lambda *a: None)  # main() must not replace pytest's handlers
+    args = ["solve", "--game", spec, "--jobs", "1", "--quiet", "-o", str(out)]
+    assert main([*args, "--partial", str(best)]) == 130 and not out.exists()
+    assert orjson.loads(best.read_bytes())["stats"]["total"] == stats.total
+    again = tmp_path / "again.json"
+    assert main([*args, "--partial", str(again), "--incumbent", str(best)]) == 130
+    doc = orjson.loads(again.read_bytes())
+    assert doc["objective"] == "partial" and doc["stats"]["total"] == stats.total
+
+
+def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes(tmp_path):
+    """The minimum-total tree of bulls 4 of 10 without a leading zero asks codes that cannot be the
+    secret: it bounds the unrestricted search, not the consistent-only one."""
+    from strategy.io import tree as tree_io
+    from strategy.io.verify import impossible_question
+
+    from .conftest import ROOT
+
+    unrestricted = ROOT / "trees" / "bulls-4x10-nz-total.json"
+    consistent = ROOT / "trees" / "bulls-4x10-nz-consistent-total.json"
+    game = parse_game("bulls:4x10:nz")
+    assert impossible_question(game, tree_io.load(consistent).root) is None
+    assert "cannot be the secret there" in impossible_question(game, tree_io.load(unrestricted).root)
+    r = run_cli("solve", "--game", "bulls:4x10:nz", "--consistent-only", "--incumbent", str(unrestricted),
+                "--quiet", "-o", str(tmp_path / "t.json"))
+    assert r.returncode == 2 and "cannot be the secret there" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 2 and "Traceback" not in r.stderr
+    r = run_cli("solve", "--game", "bulls:3x10", "--incumbent", str(unrestricted), "--quiet", "-o", str(tmp_path / "t.json"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and not (tmp_path / "t.json").exists()

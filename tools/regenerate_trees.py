@@ -10,6 +10,8 @@ task log in stores/ (outside git), so that an interrupted run resumes where it s
 again. --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was
 proven, the best complete tree found goes to build/partial/ with its proven lower bound; a moonshot's is
 verified and shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped.
+Every solve is given the shipped trees of its game (--incumbent) and its earlier partial tree, so the best
+tree found never gets worse from one run to the next.
 At the end the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap,
 time spent, projected time on a cluster) and the README's tables are regenerated; --table does only that.
 
@@ -89,13 +91,23 @@ def shipped_path(name: str) -> Path | None:
     return next((p for p in (ROOT / "trees" / f"{name}.json", ROOT / "trees" / f"{name}.json.gz") if p.exists()), None)
 
 
+def incumbents(name: str, args: list[str]) -> list[str]:
+    """The shipped trees of the same game, as --incumbent options: an interrupted solve's best tree found is
+    never worse than them (a consistent-only solve is bounded only by consistent-only trees)."""
+    stem = args[args.index("--game") + 1].replace(":", "-")
+    kinds = ["consistent-total", "consistent-best-found"] if "--consistent-only" in args else [
+        *FRONTIER_OBJECTIVES, "best-found"]
+    paths = [shipped_path(f"{stem}-{kind}") for kind in kinds if f"{stem}-{kind}" != name]
+    return [option for path in paths if path for option in ("--incumbent", str(path))]
+
+
 def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> None:
     STORES.mkdir(exist_ok=True)
     PARTIAL.mkdir(parents=True, exist_ok=True)
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
-               "--partial", str(PARTIAL / f"{name}.json.gz")]
+               "--partial", str(PARTIAL / f"{name}.json.gz"), *incumbents(name, args)]
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
         try:
             _, err = process.communicate(timeout=budget)

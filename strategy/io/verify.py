@@ -82,6 +82,21 @@ def _check_reached(root: Node, visits: dict[int, int]) -> None:
             stack.append((child, path + [(node["guess"], answer)]))
 
 
+def impossible_question(game: Game, root: Node) -> str | None:
+    """Where the tree asks a code that can no longer be the secret (None if it never does): a tree
+    that a consistent-only search may be compared with asks only possible secrets."""
+    answers = {game.format_answer(a): a for a in game.answers()}
+    stack: list[tuple[Node, list[tuple[str, str]]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        guess = game.parse_code(node["guess"])
+        if any(feedback(guess, game.parse_code(asked)) != answers[answer] for asked, answer in path):
+            return f"{path_text(path)} asks {node['guess']}, which cannot be the secret there"
+        for answer, child in node.get("next", {}).items():
+            stack.append((child, path + [(node["guess"], answer)]))
+    return None
+
+
 def verify(doc: TreeDoc) -> Stats:
     """Check the tree solves every secret and its stored stats are true; VerifyError otherwise."""
     stats, _ = measure(doc.game, doc.root)

@@ -14,7 +14,7 @@ import platform
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import orjson
@@ -118,8 +118,10 @@ class Session:
     """The executor, store, log and progress bar shared by the runs of one solve."""
 
     def __init__(self, gt: GameTable, consistent_only: bool, jobs: int | None, scheduler: str | None,
-                 store: str | None, log: str | None, progress: bool, tt_bits: int | None, plan: Plan | str | None):
+                 store: str | None, log: str | None, progress: bool, tt_bits: int | None, plan: Plan | str | None,
+                 incumbents: Sequence[dict] = ()):
         self.gt = gt
+        self.incumbents = list(incumbents)  # complete trees known beforehand: the best tree found is never worse
         self.consistent_only = consistent_only
         self.tt_bits = tt_bits if tt_bits is not None else (20 if gt.size <= 1500 else 23)
         self.progress = progress
@@ -193,11 +195,12 @@ class Session:
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
             # early on, the greedy tree of the whole game may still be the better one; in a later stage of a
-            # staged objective, the previous stage's tree keeps within the depth this stage must respect
+            # staged objective, the previous stage's tree keeps within the depth this stage must respect; a
+            # tree known beforehand (an earlier run's, the consistent-only optimum) can be better than both
             from .heuristics import build_subtree
 
             greedy = build_subtree(self.gt, d.root.S, d.root.history, "expected-size", self.consistent_only)
-            candidates = [t for t in (tree, greedy, self.last_tree) if t is not None]
+            candidates = [t for t in (tree, greedy, self.last_tree, *self.incumbents) if t is not None]
             tree = min(candidates, key=lambda t: tree_cost(self.gt, t, d.spec.costs))  # ties keep the searched tree
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
@@ -261,16 +264,19 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                jobs: int | None = None, tt_bits: int | None = None, progress: bool = True,
                scheduler: str | None = None, store: str | None = None, log: str | None = None,
                plan: Plan | str | None = None, on_start: Callable[[str], None] | None = None,
-               against: list[int] | None = None, rule: str = "tie", seat: str = "first") -> SolveReport:
+               against: list[int] | None = None, rule: str = "tie", seat: str = "first",
+               incumbents: Sequence[dict] = ()) -> SolveReport:
     """Run the exact search for `objective`; the report says what was proved and holds the tree.
 
-    `against` (depth counts of a fixed tree), `rule` and `seat` define the race objective `win`."""
+    `against` (depth counts of a fixed tree), `rule` and `seat` define the race objective `win`.
+    `incumbents` are complete trees of the game (under --consistent-only, asking only possible secrets):
+    if interrupted, the best tree found is the cheapest of the search's and these."""
     validate(objective, max_depth, against)
     start = time.perf_counter()
     game = gt.game
     proven: dict = {}
     lines: list[str] = []
-    session = Session(gt, consistent_only, jobs, scheduler, store, log, progress, tt_bits, plan)
+    session = Session(gt, consistent_only, jobs, scheduler, store, log, progress, tt_bits, plan, incumbents)
     name = objective if max_depth is None else f"{objective}-max-depth-{max_depth}"
     if objective == "within":
         name = f"within-{max_depth}"
