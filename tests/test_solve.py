@@ -208,8 +208,9 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
 
 def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(monkeypatch):
     """Interrupted in its fewest-at-depth stage, a worst-then-fewest solve still reports the minimum worst
-    case that its first stage proved (the partial tree's generator records it as proven_so_far), and its
-    best tree found keeps within that depth (bulls 4 of 6: the greedy tree needs one question more)."""
+    case that its first stage proved (the partial tree's generator records it as proven_so_far), its
+    best tree found keeps within that depth (bulls 4 of 6: the greedy tree needs one question more), and
+    its bound counts at least one secret at that depth."""
     from strategy.search.driver import Driver
     from strategy.search.heuristics import build
 
@@ -230,6 +231,7 @@ def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(m
     partial = info.value.partial
     assert partial.proven == {"worst": worst} and f"proved: minimum worst case {worst}" in partial.lines
     assert measure(gt.game, partial.tree)[0].worst == worst
+    assert partial.lower_bound >= 1  # no tree within worst - 1 questions: some secret needs all of them
 
 
 def _interrupted_at_once(monkeypatch) -> None:

@@ -159,6 +159,19 @@ def duration(hours: float) -> str:
     return f"{hours:,.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
 
 
+def at_depth(stats, bound_of: str) -> int:
+    """The secrets a tree finds at the depth a fewest-at-D stage counts."""
+    depth = int(bound_of.removeprefix("fewest-at-"))
+    return stats.depth_counts[depth] if depth < len(stats.depth_counts) else 0
+
+
+def best_found(stats, bound_of: str) -> str:
+    """The best tree found, led by the figure the stage minimises."""
+    if bound_of.startswith("fewest-at-"):
+        return f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, average {stats.average:.4f})"
+    return f"{stats.total} ({stats.average:.4f}), worst {stats.worst}"
+
+
 def write_unfinished(names: list[str]) -> None:
     """The table of frontier solves not finished yet, from their partial trees and logs."""
     rows = []
@@ -178,8 +191,9 @@ def write_unfinished(names: list[str]) -> None:
         rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage)") +
                      (", consistent probes" if doc.generator.get("consistent_only") else ""),
                      f"{lb} ({lb / n:.4f})" if is_total else str(lb),
-                     f"{stats.total} ({stats.average:.4f}), worst {stats.worst}",
-                     f"{stats.total - lb}" if is_total else "",
+                     best_found(stats, bound_of),
+                     f"{stats.total - lb}" if is_total else (
+                         f"{at_depth(stats, bound_of) - lb}" if bound_of.startswith("fewest-at-") else ""),
                      f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
                      f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
                      duration(hours), PUBLISHED.get(published_key(doc.game.spec, objective,

@@ -347,6 +347,9 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
                 if e.partial is not None:  # type: ignore[attr-defined]
                     e.partial.lines, e.partial.proven = list(lines), dict(proven)  # type: ignore[attr-defined]
+                    if e.partial.costs.name.startswith("fewest-at-"):  # type: ignore[attr-defined]
+                        # no tree finds every secret in fewer questions: some secret needs them all
+                        e.partial.lower_bound = max(e.partial.lower_bound, 1)  # type: ignore[attr-defined]
             except Exception:
                 e.partial = None  # type: ignore[attr-defined]
         session.close()
