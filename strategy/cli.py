@@ -242,18 +242,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
         _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
         if not compiled(exact, "solve"):
             _log("compiling the search engine (once after install, about 30 s)")
-    incumbents = [_known_tree(path, game, args.consistent_only) for path in args.incumbent]
-    if args.partial and os.path.isfile(args.partial):  # an earlier run's: a resumed run never writes a worse one
-        try:
-            incumbents.append(_known_tree(args.partial, game, args.consistent_only))
-        except (TreeError, FileError, CommandError):
-            pass  # not a tree of this search: overwritten if interrupted, as any other file
+    incumbents = [_known_tree(path, game, args.consistent_only).root for path in args.incumbent]
+    earlier, known_bounds = _earlier_partial(args.partial, game, args.consistent_only)
+    if earlier is not None:
+        incumbents.append(earlier)
     gt = game_table(game)
     try:
         report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
                             progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
                             plan=args.plan, on_start=None if args.json else _log, against=against,
-                            rule=args.rule, seat=args.seat, incumbents=incumbents)
+                            rule=args.rule, seat=args.seat, incumbents=incumbents, known_bounds=known_bounds)
     except ConnectionError as e:  # an unreachable scheduler, or tasks no worker can run
         _report_partial(getattr(e, "partial", None), game, args)
         raise CommandError(str(e)) from None
@@ -286,7 +284,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _known_tree(path: str, game, consistent_only: bool) -> dict:
+def _known_tree(path: str, game, consistent_only: bool):
     """A complete tree of `game` given as an incumbent, verified; under --consistent-only it must ask
     only codes that may still be the secret, or it bounds a different search."""
     from .io.tree import load
@@ -298,7 +296,24 @@ def _known_tree(path: str, game, consistent_only: bool) -> dict:
         where = impossible_question(game, doc.root)
         if where:
             raise CommandError(f"{quote(path)}: {where} (--consistent-only compares only trees that ask possible secrets)")
-    return doc.root
+    return doc
+
+
+def _earlier_partial(path: str | None, game, consistent_only: bool) -> tuple[dict | None, dict[str, int]]:
+    """What the --partial file holds from an earlier interrupted run of this search, so that a resumed run
+    never writes a worse tree or a weaker bound: (its tree, {objective stage: proven lower bound})."""
+    if not path or not os.path.isfile(path):
+        return None, {}
+    try:
+        doc = _known_tree(path, game, consistent_only)
+        g = doc.generator
+        stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "")
+        same = doc.objective == "partial" and g.get("consistent_only") == consistent_only
+        # a race's costs are not in its stage name, so its bound is not carried over
+        bounds = {stage: int(g["lower_bound"])} if same and stage and not stage.startswith("win") else {}
+        return doc.root, bounds
+    except (TreeError, FileError, CommandError, KeyError, TypeError, ValueError):
+        return None, {}  # not a tree of this search: overwritten if interrupted, as any other file
 
 
 def _report_partial(partial, game, args: argparse.Namespace) -> None:

@@ -243,10 +243,11 @@ def _interrupted_at_once(monkeypatch) -> None:
     monkeypatch.setattr(Driver, "push_cutoffs", interrupted)
 
 
-def test_an_interrupted_solve_keeps_a_better_tree_it_was_given(monkeypatch, tmp_path):
+def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeypatch, tmp_path):
     """A tree known beforehand (--incumbent, or what --partial FILE holds from an earlier run) competes
-    for the best tree found, so a resumed run never reports a worse one (bulls 4 of 6, interrupted
-    before its search has settled anything: alone it can only offer a greedy tree)."""
+    for the best tree found, and the bound an earlier partial file proved is kept, so a resumed run never
+    reports a worse tree or a weaker bound (bulls 4 of 6, interrupted before its search has settled
+    anything: alone it can only offer a greedy tree)."""
     import orjson
 
     from strategy.cli import main
@@ -262,19 +263,28 @@ def test_an_interrupted_solve_keeps_a_better_tree_it_was_given(monkeypatch, tmp_
     with pytest.raises(KeyboardInterrupt) as info:
         solve_game(gt, "total", progress=False, incumbents=[optimal.tree])
     assert measure(gt.game, info.value.partial.tree)[0].total == stats.total
-    # the command line: the earlier partial file is kept, and an incumbent given by path is used
+    assert info.value.partial.lower_bound < stats.total
+    with pytest.raises(KeyboardInterrupt) as info:
+        solve_game(gt, "total", progress=False, known_bounds={"total": stats.total, "total-within-9": stats.total + 1})
+    assert info.value.partial.lower_bound == stats.total
+    # the command line: the tree and bound of an earlier partial file are kept (here the optimum, as a
+    # partial tree with its true bound), and an incumbent given by path is used
     best, out = tmp_path / "best.json", tmp_path / "out.json"
-    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "total", {"tool": "test"}, stats.to_json()), best)
+    earlier = {"tool": "test", "lower_bound": stats.total, "objective_of_the_search": "total", "bound_of": "total",
+               "consistent_only": False}
+    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "partial", earlier, stats.to_json()), best)
     import signal
 
     monkeypatch.setattr(signal, "signal", lambda *a: None)  # main() must not replace pytest's handlers
     args = ["solve", "--game", spec, "--jobs", "1", "--quiet", "-o", str(out)]
     assert main([*args, "--partial", str(best)]) == 130 and not out.exists()
-    assert orjson.loads(best.read_bytes())["stats"]["total"] == stats.total
+    doc = orjson.loads(best.read_bytes())
+    assert doc["stats"]["total"] == doc["generator"]["lower_bound"] == stats.total
     again = tmp_path / "again.json"
     assert main([*args, "--partial", str(again), "--incumbent", str(best)]) == 130
     doc = orjson.loads(again.read_bytes())
     assert doc["objective"] == "partial" and doc["stats"]["total"] == stats.total
+    assert doc["generator"]["lower_bound"] < stats.total  # an incumbent bounds the tree, not the lower bound
 
 
 def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes(tmp_path):

@@ -10,8 +10,8 @@ task log in stores/ (outside git), so that an interrupted run resumes where it s
 again. --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was
 proven, the best complete tree found goes to build/partial/ with its proven lower bound; a moonshot's is
 verified and shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped.
-Every solve is given the shipped trees of its game (--incumbent) and its earlier partial tree, so the best
-tree found never gets worse from one run to the next.
+Every solve is given the shipped trees of its game (--incumbent) and its earlier partial tree, so neither
+the best tree found nor the proven bound gets worse from one run to the next.
 At the end the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap,
 time spent, projected time on a cluster) and the README's tables are regenerated; --table does only that.
 

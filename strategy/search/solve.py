@@ -265,12 +265,14 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                scheduler: str | None = None, store: str | None = None, log: str | None = None,
                plan: Plan | str | None = None, on_start: Callable[[str], None] | None = None,
                against: list[int] | None = None, rule: str = "tie", seat: str = "first",
-               incumbents: Sequence[dict] = ()) -> SolveReport:
+               incumbents: Sequence[dict] = (), known_bounds: dict[str, int] | None = None) -> SolveReport:
     """Run the exact search for `objective`; the report says what was proved and holds the tree.
 
     `against` (depth counts of a fixed tree), `rule` and `seat` define the race objective `win`.
     `incumbents` are complete trees of the game (under --consistent-only, asking only possible secrets):
-    if interrupted, the best tree found is the cheapest of the search's and these."""
+    if interrupted, the best tree found is the cheapest of the search's and these. `known_bounds` are
+    lower bounds proven by an earlier run, by objective stage (`Costs.name`): an interrupted run reports
+    the higher of its own bound and the earlier one."""
     validate(objective, max_depth, against)
     start = time.perf_counter()
     game = gt.game
@@ -347,9 +349,11 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
                 if e.partial is not None:  # type: ignore[attr-defined]
                     e.partial.lines, e.partial.proven = list(lines), dict(proven)  # type: ignore[attr-defined]
-                    if e.partial.costs.name.startswith("fewest-at-"):  # type: ignore[attr-defined]
-                        # no tree finds every secret in fewer questions: some secret needs them all
-                        e.partial.lower_bound = max(e.partial.lower_bound, 1)  # type: ignore[attr-defined]
+                    stage = e.partial.costs.name  # type: ignore[attr-defined]
+                    # no tree finds every secret in fewer questions than a fewest-at stage allows: some secret
+                    # needs them all
+                    floor = max(1 if stage.startswith("fewest-at-") else 0, (known_bounds or {}).get(stage, 0))
+                    e.partial.lower_bound = max(e.partial.lower_bound, floor)  # type: ignore[attr-defined]
             except Exception:
                 e.partial = None  # type: ignore[attr-defined]
         session.close()
