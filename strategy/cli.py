@@ -561,7 +561,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
     p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task (for tools/simulate_scaling.py)")
     p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven "
-                   "optimal); a better tree that FILE already holds from an earlier run is kept")
+                   "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
     p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
                    help="a complete tree of the game known beforehand (e.g. the consistent-only optimum): if "
                         "interrupted, the best tree found is never worse (repeatable)")
