@@ -87,6 +87,8 @@ def block_results() -> str:
         run = doc.generator.get("run", {})
         proven = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in doc.generator.get("proven", {}).items())
         seconds = f"{run['seconds']:,.1f} s, {run['executor']}" if run else ""
+        if run.get("reused_from_store"):  # the last run only: earlier runs left their work in the store
+            seconds += f", the last run of a resumed solve ({run['reused_from_store']} subproblems read back)"
         key = published_key(doc.game.spec, doc.objective, doc.generator.get("consistent_only"))
         rows.append(f"| {doc.game.spec} | {doc.game.count()} | {objective_label(doc)} | {proven} | {stats.average:.4f} | "
                     f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | {PUBLISHED.get(key, 'none found')} | "
