@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..rules import Game, feedback
-from .tree import Node, TreeDoc, TreeError, path_text
+from .tree import Node, TreeDoc, TreeError, path_text, walk, walk_secrets
 
 
 class VerifyError(TreeError):
@@ -73,27 +73,17 @@ def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None
 
 
 def _check_reached(root: Node, visits: dict[int, int]) -> None:
-    stack: list[tuple[Node, list[tuple[str, str]]]] = [(root, [])]
-    while stack:
-        node, path = stack.pop()
+    for node, path in walk(root):
         if id(node) not in visits:
             raise VerifyError(f"branch {path_text(path)} is never reached by any secret")
-        for answer, child in node.get("next", {}).items():
-            stack.append((child, path + [(node["guess"], answer)]))
 
 
 def impossible_question(game: Game, root: Node) -> str | None:
     """Where the tree asks a code that can no longer be the secret (None if it never does): a tree
     that a consistent-only search may be compared with asks only possible secrets."""
-    answers = {game.format_answer(a): a for a in game.answers()}
-    stack: list[tuple[Node, list[tuple[str, str]]]] = [(root, [])]
-    while stack:
-        node, path = stack.pop()
-        guess = game.parse_code(node["guess"])
-        if any(feedback(guess, game.parse_code(asked)) != answers[answer] for asked, answer in path):
+    for node, path, secrets in walk_secrets(root, game):
+        if game.parse_code(node["guess"]) not in secrets:
             return f"{path_text(path)} asks {node['guess']}, which cannot be the secret there"
-        for answer, child in node.get("next", {}).items():
-            stack.append((child, path + [(node["guess"], answer)]))
     return None
 
 

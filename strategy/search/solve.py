@@ -119,9 +119,10 @@ class Session:
 
     def __init__(self, gt: GameTable, consistent_only: bool, jobs: int | None, scheduler: str | None,
                  store: str | None, log: str | None, progress: bool, tt_bits: int | None, plan: Plan | str | None,
-                 incumbents: Sequence[dict] = ()):
+                 incumbents: Sequence[dict] = (), known_bounds: dict[str, int] | None = None):
         self.gt = gt
         self.incumbents = list(incumbents)  # complete trees known beforehand: the best tree found is never worse
+        self.known_bounds = dict(known_bounds or {})  # stage -> a lower bound an earlier run proved
         self.consistent_only = consistent_only
         self.tt_bits = tt_bits if tt_bits is not None else (20 if gt.size <= 1500 else 23)
         self.progress = progress
@@ -191,7 +192,9 @@ class Session:
         d = self.driver
         if d is None or not hasattr(d, "root"):
             return None
-        lb = d.lower_bound()
+        stage = d.spec.costs.name
+        # a fewest-at-D stage runs once no tree within D-1 exists: some secret needs all D questions
+        lb = max(d.lower_bound(), self.known_bounds.get(stage, 0), 1 if stage.startswith("fewest-at-") else 0)
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
             # early on, the greedy tree of the whole game may still be the better one; in a later stage of a
@@ -278,7 +281,7 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
     game = gt.game
     proven: dict = {}
     lines: list[str] = []
-    session = Session(gt, consistent_only, jobs, scheduler, store, log, progress, tt_bits, plan, incumbents)
+    session = Session(gt, consistent_only, jobs, scheduler, store, log, progress, tt_bits, plan, incumbents, known_bounds)
     name = objective if max_depth is None else f"{objective}-max-depth-{max_depth}"
     if objective == "within":
         name = f"within-{max_depth}"
@@ -349,11 +352,6 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
                 if e.partial is not None:  # type: ignore[attr-defined]
                     e.partial.lines, e.partial.proven = list(lines), dict(proven)  # type: ignore[attr-defined]
-                    stage = e.partial.costs.name  # type: ignore[attr-defined]
-                    # no tree finds every secret in fewer questions than a fewest-at stage allows: some secret
-                    # needs them all
-                    floor = max(1 if stage.startswith("fewest-at-") else 0, (known_bounds or {}).get(stage, 0))
-                    e.partial.lower_bound = max(e.partial.lower_bound, floor)  # type: ignore[attr-defined]
             except Exception:
                 e.partial = None  # type: ignore[attr-defined]
         session.close()
