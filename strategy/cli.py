@@ -242,10 +242,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
         _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
         if not compiled(exact, "solve"):
             _log("compiling the search engine (once after install, about 30 s)")
-    incumbents = [_known_tree(path, game, args.consistent_only).root for path in args.incumbent]
+    known = [_known_tree(path, game, args.consistent_only) for path in args.incumbent]
+    incumbents = [doc.root for doc in known]
     earlier, known_bounds = _earlier_partial(args.partial, game, args.consistent_only)
     if earlier is not None:
         incumbents.append(earlier)
+    for doc in known:  # an interrupted solve given as an incumbent brings its proven bound too
+        for stage, bound in _proven_bound(doc, args.consistent_only).items():
+            known_bounds[stage] = max(bound, known_bounds.get(stage, 0))
     gt = game_table(game)
     try:
         report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
@@ -306,14 +310,21 @@ def _earlier_partial(path: str | None, game, consistent_only: bool) -> tuple[dic
         return None, {}
     try:
         doc = _known_tree(path, game, consistent_only)
-        g = doc.generator
-        stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "")
-        same = doc.objective == "partial" and g.get("consistent_only") == consistent_only
-        # a race's costs are not in its stage name, so its bound is not carried over
-        bounds = {stage: int(g["lower_bound"])} if same and stage and not stage.startswith("win") else {}
-        return doc.root, bounds
+        return doc.root, _proven_bound(doc, consistent_only)
     except (TreeError, FileError, CommandError, KeyError, TypeError, ValueError):
         return None, {}  # not a tree of this search: overwritten if interrupted, as any other file
+
+
+def _proven_bound(doc, consistent_only: bool) -> dict[str, int]:
+    """{objective stage: proven lower bound} of an interrupted solve's partial tree, when it bounds this
+    search: a bound proven with any probe also bounds a consistent-only search, not the other way round.
+    A race's costs are not in its stage name, so its bound is never carried over."""
+    g = doc.generator
+    stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "")
+    rule_ok = consistent_only or not g.get("consistent_only")
+    if doc.objective != "partial" or not rule_ok or not stage or stage.startswith("win"):
+        return {}
+    return {stage: int(g["lower_bound"])}
 
 
 def _report_partial(partial, game, args: argparse.Namespace) -> None:
@@ -564,7 +575,9 @@ def make_parser() -> argparse.ArgumentParser:
                    "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
     p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
                    help="a complete tree of the game known beforehand (e.g. the consistent-only optimum): if "
-                        "interrupted, the best tree found is never worse (repeatable)")
+                        "interrupted, the best tree found is never worse; another interrupted solve's --partial "
+                        "file also brings its proven bound (e.g. the least total's to a worst-case solve) "
+                        "(repeatable)")
     p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
                    "fine from 8: large refutations split too, more work but no long task)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -280,11 +280,24 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     assert main([*args, "--partial", str(best)]) == 130 and not out.exists()
     doc = orjson.loads(best.read_bytes())
     assert doc["stats"]["total"] == doc["generator"]["lower_bound"] == stats.total
-    again = tmp_path / "again.json"
-    assert main([*args, "--partial", str(again), "--incumbent", str(best)]) == 130
+    # an incumbent bounds the tree; an interrupted solve's partial file given as one brings its bound too,
+    # to every stage its bound holds for: the least total bounds the least total within a depth
+    shipped, again = tmp_path / "shipped.json", tmp_path / "again.json"
+    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "total", {"tool": "test"}, stats.to_json()), shipped)
+    assert main([*args, "--partial", str(again), "--incumbent", str(shipped)]) == 130
     doc = orjson.loads(again.read_bytes())
     assert doc["objective"] == "partial" and doc["stats"]["total"] == stats.total
-    assert doc["generator"]["lower_bound"] < stats.total  # an incumbent bounds the tree, not the lower bound
+    assert doc["generator"]["lower_bound"] < stats.total
+    again.unlink()
+    assert main([*args, "--max-depth", "9", "--partial", str(again), "--incumbent", str(best)]) == 130
+    doc = orjson.loads(again.read_bytes())
+    assert doc["generator"]["bound_of"] == "total-within-9" and doc["generator"]["lower_bound"] == stats.total
+    # a bound proven with consistent probes only does not bound a search that may ask any code
+    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "partial", dict(earlier, consistent_only=True),
+                                 stats.to_json()), best)
+    again.unlink()
+    assert main([*args, "--partial", str(again), "--incumbent", str(best)]) == 130
+    assert orjson.loads(again.read_bytes())["generator"]["lower_bound"] < stats.total
 
 
 def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes(tmp_path):

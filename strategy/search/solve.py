@@ -193,8 +193,10 @@ class Session:
         if d is None or not hasattr(d, "root"):
             return None
         stage = d.spec.costs.name
-        # a fewest-at-D stage runs once no tree within D-1 exists: some secret needs all D questions
-        lb = max(d.lower_bound(), self.known_bounds.get(stage, 0), 1 if stage.startswith("fewest-at-") else 0)
+        # a fewest-at-D stage runs once no tree within D-1 exists: some secret needs all D questions; the least
+        # total within D is never below the least total
+        lb = max(d.lower_bound(), self.known_bounds.get(stage, 0), 1 if stage.startswith("fewest-at-") else 0,
+                 self.known_bounds.get("total", 0) if stage.startswith("total") else 0)
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
             # early on, the greedy tree of the whole game may still be the better one; in a later stage of a
@@ -275,7 +277,7 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
     `incumbents` are complete trees of the game (under --consistent-only, asking only possible secrets):
     if interrupted, the best tree found is the cheapest of the search's and these. `known_bounds` are
     lower bounds proven by an earlier run, by objective stage (`Costs.name`): an interrupted run reports
-    the higher of its own bound and the earlier one."""
+    the higher of its own bound and the earlier one (a bound on "total" bounds every total-within-D stage)."""
     validate(objective, max_depth, against)
     start = time.perf_counter()
     game = gt.game
