@@ -222,3 +222,22 @@ def test_the_task_log_replays_in_the_simulation(tmp_path):
     assert "tasks" in lines[0] and lines[-1].split()[0] == "64"
     speedups = [float(line.split()[-1].rstrip("x")) for line in lines[2:]]
     assert speedups[0] == 1.0 and speedups[1] > 1.5 and speedups[2] >= speedups[1]
+
+
+def test_the_coarse_plan_splits_the_refutations_of_sets_too_large_for_one_task(tmp_path):
+    """An interrupted task loses its work, so the few-worker plan sends a refutation of a set above
+    `split_probes` secrets out as its parts, never whole; below it a refutation stays one task. The tree is
+    the same either way (Mastermind 4x6, 1296 secrets: its root's other probes are refutations)."""
+    import dataclasses
+
+    from strategy.search.driver import COARSE, plan_for
+
+    assert plan_for(2) == COARSE and 1440 < COARSE.split_probes < 1920  # bulls 4 of 10's parts stay whole, 5 of 8's split
+    trees, root_tasks = [], []
+    for split_probes in (1 << 30, 1000):
+        log = tmp_path / f"{split_probes}.jsonl"
+        report = solved("mastermind:4x6", jobs=2, plan=dataclasses.replace(COARSE, split_probes=split_probes), log=str(log))
+        trees.append(report.tree)
+        root_tasks.append(sum(1 for line in log.read_text().splitlines() if orjson.loads(line)["size"] == 1296))
+    assert trees[0] == trees[1]
+    assert root_tasks[0] > 0 and root_tasks[1] == 0
