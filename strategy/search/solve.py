@@ -32,6 +32,7 @@ from .worker import Engine, Spec, tree_node
 
 OBJECTIVES = ("total", "worst", "worst-then-fewest", "win", "within")
 MAX_SEARCH_DEPTH = 60
+GREEDY_FALLBACKS = ("expected-size", "entropy")  # an interrupted solve's best tree is never worse than these
 PARALLEL_MIN_CODES = 4000  # smaller games are solved in one process: splitting and workers cost more than they give
 
 
@@ -199,13 +200,15 @@ class Session:
                  self.known_bounds.get("total", 0) if stage.startswith("total") else 0)
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
-            # early on, the greedy tree of the whole game may still be the better one; in a later stage of a
-            # staged objective, the previous stage's tree keeps within the depth this stage must respect; a
-            # tree known beforehand (an earlier run's, the consistent-only optimum) can be better than both
+            # early on, a greedy tree of the whole game may still be the better one (expected size or entropy,
+            # the two best on average: neither always wins); in a later stage of a staged objective, the
+            # previous stage's tree keeps within the depth this stage must respect; a tree known beforehand
+            # (an earlier run's, the consistent-only optimum) can be better than all of them
             from .heuristics import build_subtree
 
-            greedy = build_subtree(self.gt, d.root.S, d.root.history, "expected-size", self.consistent_only)
-            candidates = [t for t in (tree, greedy, self.last_tree, *self.incumbents) if t is not None]
+            greedy = [build_subtree(self.gt, d.root.S, d.root.history, h, self.consistent_only)
+                      for h in GREEDY_FALLBACKS]
+            candidates = [t for t in (tree, *greedy, self.last_tree, *self.incumbents) if t is not None]
             tree = min(candidates, key=lambda t: tree_cost(self.gt, t, d.spec.costs))  # ties keep the searched tree
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
