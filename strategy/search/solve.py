@@ -32,7 +32,7 @@ from .worker import Engine, Spec, tree_node
 
 OBJECTIVES = ("total", "worst", "worst-then-fewest", "win", "within")
 MAX_SEARCH_DEPTH = 60
-GREEDY_FALLBACKS = ("expected-size", "entropy")  # an interrupted solve's best tree is never worse than these
+GREEDY_FALLBACKS = ("expected-size", "entropy")  # where an interrupted solve's best tree is not searched
 PARALLEL_MIN_CODES = 4000  # smaller games are solved in one process: splitting and workers cost more than they give
 
 
@@ -200,15 +200,11 @@ class Session:
                  self.known_bounds.get("total", 0) if stage.startswith("total") else 0)
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
-            # early on, a greedy tree of the whole game may still be the better one (expected size or entropy,
-            # the two best on average: neither always wins); in a later stage of a staged objective, the
-            # previous stage's tree keeps within the depth this stage must respect; a tree known beforehand
-            # (an earlier run's, the consistent-only optimum) can be better than all of them
-            from .heuristics import build_subtree
-
-            greedy = [build_subtree(self.gt, d.root.S, d.root.history, h, self.consistent_only)
-                      for h in GREEDY_FALLBACKS]
-            candidates = [t for t in (tree, *greedy, self.last_tree, *self.incumbents) if t is not None]
+            # early on, a greedy tree of the whole game may still be the better one; in a later stage of a
+            # staged objective, the previous stage's tree keeps within the depth this stage must respect; a
+            # tree known beforehand (an earlier run's, the consistent-only optimum) can be better than all
+            greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d)
+            candidates = [t for t in (tree, greedy, self.last_tree, *self.incumbents) if t is not None]
             tree = min(candidates, key=lambda t: tree_cost(self.gt, t, d.spec.costs))  # ties keep the searched tree
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
@@ -222,12 +218,24 @@ class Session:
                 self._log.close()
 
 
-def tree_cost(gt: GameTable, tree: dict, costs: Costs) -> int:
-    """What a complete tree costs under the objective (every secret walked)."""
+def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
+    """What a tree for the secrets S (default: all) reached after d questions costs under the objective
+    (every secret walked)."""
     from ..io.verify import measure
 
     cost = costs.array(gt.size)
-    return sum(int(cost[depth]) * count for depth, count in enumerate(measure(gt.game, tree)[0].depth_counts))
+    secrets = None if S is None else [tuple(gt.codes[i].tolist()) for i in S]
+    counts = measure(gt.game, tree, secrets)[0].depth_counts
+    return sum(int(cost[d + depth]) * count for depth, count in enumerate(counts))
+
+
+def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) -> dict:
+    """The cheaper under the objective of the greedy trees for S (expected size or entropy, the two best on
+    average: neither always wins)."""
+    from .heuristics import build_subtree
+
+    trees = [build_subtree(engine.gt, S, history, h, engine.spec.consistent_only) for h in GREEDY_FALLBACKS]
+    return min(trees, key=lambda t: tree_cost(engine.gt, t, engine.spec.costs, S, d))
 
 
 def best_tree(node: SetNode, engine: Engine) -> dict:
@@ -239,9 +247,7 @@ def best_tree(node: SetNode, engine: Engine) -> dict:
         pos = node.incumbent_pos if node.incumbent_pos >= 0 else min(node.launched)
         probe = node.launched[pos]
     if probe is None or not probe.parts:
-        from .heuristics import build_subtree
-
-        return build_subtree(engine.gt, node.S, node.history, "expected-size", engine.spec.consistent_only)
+        return cheapest_greedy(engine, node.S, node.history, node.d)
     return tree_node(engine.gt.code_str(probe.probe),
                      {answer: best_tree(part, engine) for answer, part in sorted(probe.answers.items())})
 
