@@ -203,7 +203,8 @@ class Session:
             # early on, a greedy tree of the whole game may still be the better one; in a later stage of a
             # staged objective, the previous stage's tree keeps within the depth this stage must respect; a
             # tree known beforehand (an earlier run's, the consistent-only optimum) can be better than all
-            greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d)
+            searched = d.root.probes is not None and bool(d.root.launched)  # else `tree` is the greedy one
+            greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d) if searched else None
             candidates = [t for t in (tree, greedy, self.last_tree, *self.incumbents) if t is not None]
             tree = min(candidates, key=lambda t: tree_cost(self.gt, t, d.spec.costs))  # ties keep the searched tree
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
