@@ -92,17 +92,15 @@ def shipped_path(name: str) -> Path | None:
 
 
 def incumbents(name: str, args: list[str]) -> list[str]:
-    """The shipped trees of the same game, as --incumbent options: an interrupted solve's best tree found is
-    never worse than them (a consistent-only solve is bounded only by consistent-only trees); with the least
-    total's interrupted solve, whose proven bound also bounds the least total within a depth."""
+    """The trees of the same game, shipped or from the other objectives' interrupted solves, as --incumbent
+    options: an interrupted solve's best tree found is never worse than them (a consistent-only solve is
+    bounded only by consistent-only trees), and it keeps the least total's proven bound where that holds."""
     stem = args[args.index("--game") + 1].replace(":", "-")
     kinds = ["consistent-total", "consistent-best-found"] if "--consistent-only" in args else [
         *FRONTIER_OBJECTIVES, "best-found"]
     paths = [shipped_path(f"{stem}-{kind}") for kind in kinds if f"{stem}-{kind}" != name]
-    total = PARTIAL / f"{stem}-total.json.gz"  # the least total's interrupted solve: its bound bounds the others
-    if "--consistent-only" not in args and name != f"{stem}-total" and total.exists():
-        paths.append(total)
-    return [option for path in paths if path for option in ("--incumbent", str(path))]
+    paths += [PARTIAL / f"{stem}-{kind}.json.gz" for kind in kinds if f"{stem}-{kind}" != name]
+    return [option for path in paths if path and path.exists() for option in ("--incumbent", str(path))]
 
 
 def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> None:
