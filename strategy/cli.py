@@ -247,8 +247,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     earlier, known_bounds = _earlier_partial(args.partial, game, args.consistent_only)
     if earlier is not None:
         incumbents.append(earlier)
-    for doc in known:  # an interrupted solve given as an incumbent brings its proven bound too
-        for stage, bound in _proven_bound(doc, args.consistent_only).items():
+    for path, doc in zip(args.incumbent, known):  # an interrupted solve given as an incumbent brings its bound too
+        try:
+            bounds = _proven_bound(doc, args.consistent_only)
+        except (KeyError, TypeError, ValueError):
+            raise CommandError(f"{quote(path)}: a partial tree without a valid generator.lower_bound") from None
+        for stage, bound in bounds.items():
             known_bounds[stage] = max(bound, known_bounds.get(stage, 0))
     gt = game_table(game)
     try:
@@ -324,7 +328,10 @@ def _proven_bound(doc, consistent_only: bool) -> dict[str, int]:
     rule_ok = consistent_only or not g.get("consistent_only")
     if doc.objective != "partial" or not rule_ok or not stage or stage.startswith("win"):
         return {}
-    return {stage: int(g["lower_bound"])}
+    bound = g["lower_bound"]
+    if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+        raise ValueError(f"lower_bound {bound!r}")
+    return {stage: bound}
 
 
 def _report_partial(partial, game, args: argparse.Namespace) -> None:

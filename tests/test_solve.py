@@ -323,3 +323,17 @@ def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes
     assert len(r.stderr.strip().splitlines()) == 2 and "Traceback" not in r.stderr
     r = run_cli("solve", "--game", "bulls:3x10", "--incumbent", str(unrestricted), "--quiet", "-o", str(tmp_path / "t.json"))
     assert r.returncode == 2 and "Traceback" not in r.stderr and not (tmp_path / "t.json").exists()
+
+
+def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
+    import orjson
+
+    tree = tmp_path / "t.json"
+    assert run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy", "--quiet", "-o", str(tree)).returncode == 0
+    doc = orjson.loads(tree.read_bytes())
+    doc["objective"], doc["generator"]["bound_of"] = "partial", "total"
+    for bound in ("x", -1, None):
+        doc["generator"]["lower_bound"] = bound
+        tree.write_bytes(orjson.dumps(doc))
+        r = run_cli("solve", "--game", "bulls:3x6", "--incumbent", str(tree), "--quiet", "-o", str(tmp_path / "o.json"))
+        assert r.returncode == 2 and "without a valid generator.lower_bound" in r.stderr and "Traceback" not in r.stderr
