@@ -8,12 +8,13 @@ through a temporary file (gzipped when over 1 MB). With --frontier the open game
 objective of the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a
 task log in stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command
 again. --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was
-proven, the best complete tree found goes to build/partial/ with its proven lower bound; a moonshot's is
+proven, and the best complete tree found, with its proven lower bound and the time spent on the store, is
 verified and shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped.
-Every solve is given the shipped trees of its game (--incumbent) and its earlier partial tree, so neither
-the best tree found nor the proven bound gets worse from one run to the next.
+Every solve is given the shipped trees of its game, best found included (--incumbent), so neither the best
+tree found nor the proven bound gets worse from one run to the next, even on a machine without the stores.
 At the end the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap,
-time spent, projected time on a cluster) and the README's tables are regenerated; --table does only that.
+time spent, projected time on a cluster) and the README's tables are regenerated from the shipped trees;
+--table does only that.
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -91,15 +92,19 @@ def shipped_path(name: str) -> Path | None:
     return next((p for p in (ROOT / "trees" / f"{name}.json", ROOT / "trees" / f"{name}.json.gz") if p.exists()), None)
 
 
+def best_found_path(name: str) -> Path:
+    """Where an unfinished solve ships its best tree found (bulls-5x8-total: trees/bulls-5x8-best-found...)."""
+    return ROOT / "trees" / f"{name.removesuffix('-total')}-best-found.json.gz"
+
+
 def incumbents(name: str, args: list[str]) -> list[str]:
-    """The trees of the same game, shipped or from the other objectives' interrupted solves, as --incumbent
-    options: an interrupted solve's best tree found is never worse than them (a consistent-only solve is
-    bounded only by consistent-only trees), and it keeps the least total's proven bound where that holds."""
+    """The trees of the same game, proven or best found by an interrupted solve (its own included), as
+    --incumbent options: an interrupted solve's best tree found is never worse than them (a consistent-only
+    solve is bounded only by consistent-only trees), and it keeps every proven bound that holds for it."""
     stem = args[args.index("--game") + 1].replace(":", "-")
-    kinds = ["consistent-total", "consistent-best-found"] if "--consistent-only" in args else [
-        *FRONTIER_OBJECTIVES, "best-found"]
+    kinds = ["consistent-total"] if "--consistent-only" in args else list(FRONTIER_OBJECTIVES)
     paths = [shipped_path(f"{stem}-{kind}") for kind in kinds if f"{stem}-{kind}" != name]
-    paths += [PARTIAL / f"{stem}-{kind}.json.gz" for kind in kinds if f"{stem}-{kind}" != name]
+    paths += [best_found_path(f"{stem}-{kind}") for kind in kinds]
     return [option for path in paths if path and path.exists() for option in ("--incumbent", str(path))]
 
 
@@ -118,15 +123,19 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
             _, err = process.communicate()
     spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
     spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
-    best = ROOT / "trees" / f"{name.removesuffix('-total')}-best-found.json.gz"
+    best = best_found_path(name)
     if process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM):
         print(f"{name}: interrupted after {time.perf_counter() - start:.0f} s; run again to resume", flush=True)
         for line in err.strip().splitlines():
             print(f"  {line}", flush=True)
         partial = PARTIAL / f"{name}.json.gz"
-        if name in MOONSHOTS and partial.exists():  # ship the best tree found, after walking every secret
+        if partial.exists():  # ship the best tree found with its bound and time record, after walking every secret
             doc = tree_io.load(partial)
             verify(doc)
+            work, efficiency = task_record(name)
+            doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1),
+                                         "worker_seconds": round(work, 1), "efficiency": round(efficiency, 4),
+                                         "workers": PROJECTED_WORKERS}
             tree_io.save(doc, best)
         return
     if process.returncode:
@@ -142,16 +151,22 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
             print(f"  {line}", flush=True)
 
 
-def projection(name: str, progress: float) -> tuple[float, float, float]:
-    """(worker seconds so far, parallel efficiency on PROJECTED_WORKERS, projected hours of the whole proof)."""
+def task_record(name: str) -> tuple[float, float]:
+    """(worker seconds over every run on this store, parallel efficiency on PROJECTED_WORKERS simulated from
+    the last run's task log)."""
     log = STORES / f"{name}.log"
     if not log.exists() or not log.read_text().strip():
-        return 0.0, 0.0, float("inf")
+        return 0.0, 0.0
     work = sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
     last = load_log(str(log), None)
-    efficiency = makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS
-    hours = work / progress / (PROJECTED_WORKERS * efficiency) / 3600 if progress > 0 else float("inf")
-    return work, efficiency, hours
+    return work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS
+
+
+def projected_hours(record: dict, progress: float) -> float:
+    """The worker time so far divided by the settled share, run on the record's workers at its efficiency."""
+    if progress <= 0 or record["efficiency"] <= 0:
+        return float("inf")
+    return record["worker_seconds"] / progress / (record["workers"] * record["efficiency"]) / 3600
 
 
 def duration(hours: float) -> str:
@@ -174,18 +189,16 @@ def best_found(stats, bound_of: str) -> str:
     return f"{stats.total} ({stats.average:.4f}), worst {stats.worst}"
 
 
-def write_unfinished(names: list[str]) -> None:
-    """The table of frontier solves not finished yet, from their partial trees and logs."""
+def unfinished_rows(names: list[str]) -> list[list[str]]:
+    """The rows of the table of frontier solves not finished yet, from the best trees found that they ship."""
     rows = []
     for name in names:
-        partial = PARTIAL / f"{name}.json.gz"
-        if shipped_path(name) or not partial.exists():
+        if shipped_path(name) or not best_found_path(name).exists():
             continue
-        doc = tree_io.load(partial)
+        doc = tree_io.load(best_found_path(name))
         stats = verify(doc)
         n, lb, progress = doc.game.count(), doc.generator["lower_bound"], doc.generator["progress"]
-        work, efficiency, hours = projection(name, progress)
-        spent = STORES / f"{name}.seconds"
+        record = doc.generator.get("frontier")  # absent from trees shipped before the record was kept
         objective = doc.generator["objective_of_the_search"]
         bound_of = doc.generator.get("bound_of", objective)  # the phase of a staged objective the bound is for
         is_total = bound_of.startswith("total")
@@ -196,10 +209,17 @@ def write_unfinished(names: list[str]) -> None:
                      best_found(stats, bound_of),
                      f"{stats.total - lb}" if is_total else (
                          f"{at_depth(stats, bound_of) - lb}" if bound_of.startswith("fewest-at-") else ""),
-                     f"{float(spent.read_text()) / 3600:.1f} h" if spent.exists() else "",
-                     f"{work / 3600:.1f} h", f"{100 * progress:.1f}%", f"{efficiency:.2f}",
-                     duration(hours), PUBLISHED.get(published_key(doc.game.spec, objective,
+                     *([f"{record['wall_seconds'] / 3600:.1f} h", f"{record['worker_seconds'] / 3600:.1f} h"]
+                       if record else ["not recorded"] * 2), f"{100 * progress:.1f}%",
+                     f"{record['efficiency']:.2f}" if record else "not recorded",
+                     duration(projected_hours(record, progress)) if record else "not recorded", PUBLISHED.get(published_key(doc.game.spec, objective,
                                                   doc.generator.get("consistent_only")), "none found")])
+    return rows
+
+
+def write_unfinished(names: list[str]) -> None:
+    """The table of frontier solves not finished yet (tools/results/frontier-unfinished.md)."""
+    rows = unfinished_rows(names)
     path = RESULTS / "frontier-unfinished.md"
     if not rows:
         path.unlink(missing_ok=True)
@@ -208,10 +228,10 @@ def write_unfinished(names: list[str]) -> None:
                 ["game", "objective", "proven lower bound (average)", "best tree found (average)", "gap",
                  "wall time so far", "worker time so far", "settled", f"efficiency on {PROJECTED_WORKERS}",
                  f"projected proof on {PROJECTED_WORKERS} workers", "published"], rows,
-                "The lower bound is proven; the best tree found is verified over every secret (the moonshots' ship as "
-                "`trees/*-best-found.json.gz`). The projection divides the worker time so far by the settled share "
+                "The lower bound is proven; the best tree found is verified over every secret and ships as "
+                "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
                 "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound. "
-                "Run the same command again to resume from the stores.")
+                "Run the same command again to resume from the stores (without them, from the shipped bound and tree).")
 
 
 def main() -> None:
