@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .rules import Game, GameError
+from .rules import ALPHABET, Game, GameError
 from .symmetry import symbol_masks
 
 MAX_TABLE_CODES = 50_000
@@ -104,6 +104,11 @@ class _Codes:
 
     def code_str(self, i: int) -> str:
         return self.game.format_code(self.codes[i].tolist())
+
+    def code_strs(self, indices: np.ndarray) -> list[str]:
+        """The text of many codes at once: one ASCII byte per symbol, decoded row by row."""
+        chars = np.frombuffer(ALPHABET.encode("ascii"), dtype=np.uint8)[self.codes[indices]]
+        return [row.decode("ascii") for row in chars.view(f"S{self.codes.shape[1]}").ravel()]
 
     def answer_str(self, cls: int) -> str:
         return self.game.format_answer(self.answers[cls])

@@ -387,6 +387,24 @@ def test_a_signal_stops_solve_and_its_workers(tmp_path, sig):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_stops_a_threaded_greedy_build_within_a_second(tmp_path):
+    """Sibling subtrees are built by threads at once: Ctrl-C stops every thread at the end of its slice."""
+    CASES.append("build (threads) then SIGINT")
+    proc = start_cli("build", "--game", "bulls:6x10", "--strategy", "expected-size", "-o", str(tmp_path / "t.json"),
+                     tmp_path=tmp_path)
+    seen = ""
+    while "secret/s" not in seen:  # the progress bar: the threads are building (after any first compile)
+        char = proc.stderr.read(1)
+        assert char, "the build ended before it showed progress"
+        seen = seen[-20:] + char
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    _, err = proc.communicate(timeout=30)
+    assert time.perf_counter() - start < 1.5, "the build threads did not stop"
+    assert proc.returncode == 130 and err.strip().splitlines()[-1].endswith("strategy: interrupted")
+    assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+
+
 def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
     CASES.append("solve --jobs 1 then SIGINT")
     proc = start_cli("solve", "--game", "bulls:4x10", "--jobs", "1", "--quiet", "-o", str(tmp_path / "t.json"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import orjson
 import pytest
 
 from strategy.feedback_table import game_table
@@ -164,3 +165,34 @@ def test_parts_above_65535_secrets_are_counted_exactly():
             choices.append(greedy.best_probe_serial(sym, occ, cnt, gc.lut, gc.width, cand, probes,
                                                     len(gc.answers), gc.win, rule, klogk))
         assert choices[0] == choices[1], rule
+
+
+@pytest.mark.parametrize("spec,strategy,consistent_only", [
+    ("bulls:4x10", "expected-size", False), ("mastermind:4x6", "entropy", False),
+    ("bulls:4x9:nz", "most-parts", True), ("mastermind:5x4", "minimax", False)])
+def test_threads_build_the_same_tree(spec, strategy, consistent_only):
+    """Subtrees built by several threads at once, joined under the root, make the serial build's tree
+    (node for node, in the same order), and the tree of the secrets left after a question too."""
+    from strategy.search.heuristics import PARALLEL_TREE, build_checked
+
+    game = parse_game(spec)
+    serial, stats = build_checked(game, strategy, consistent_only, progress=False, threads=1)
+    assert stats.secrets >= PARALLEL_TREE
+    threaded, threaded_stats = build_checked(game, strategy, consistent_only, progress=False, threads=3)
+    assert orjson.dumps(threaded) == orjson.dumps(serial) and threaded_stats == stats
+
+
+def test_threads_build_the_same_subtree_after_a_question():
+    from strategy.feedback_table import game_codes
+    from strategy.rules import feedback
+    from strategy.search.heuristics import PARALLEL_TREE, build_checked
+
+    game = parse_game("bulls:4x10")
+    gc = game_codes(game)
+    first = gc.index((0, 1, 2, 3))
+    left = np.array([i for i in range(gc.size) if feedback(tuple(gc.codes[i]), (0, 1, 2, 3)) == (0, 1)], np.int32)
+    assert len(left) >= PARALLEL_TREE
+    trees = [build_checked(game, "entropy", progress=False, candidates=left, history=(first,), threads=t)
+             for t in (1, 2)]
+    assert orjson.dumps(trees[0][0]) == orjson.dumps(trees[1][0]) and trees[0][1] == trees[1][1]
+    assert trees[0][1].secrets == len(left)

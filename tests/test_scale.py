@@ -205,10 +205,14 @@ def test_a_store_for_another_game_or_a_damaged_one_is_refused(tmp_path):
     assert r.returncode == 2 and "not a" in r.stderr and "store" in r.stderr
 
 
-def test_an_unreachable_scheduler_is_one_line(tmp_path):
+def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
+    """After Dask's connect timeout (its own setting, from the environment here) the error is one line."""
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "3s")
+    start = time.perf_counter()
     r = run_cli("solve", "--game", "bulls:3x6", "--scheduler", "tcp://127.0.0.1:9", "--quiet", "-o", str(tmp_path / "x.json"),
                 timeout=120)
     assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr and "Traceback" not in r.stderr
+    assert time.perf_counter() - start < 25
 
 
 def test_the_task_log_replays_in_the_simulation(tmp_path):

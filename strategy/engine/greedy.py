@@ -441,10 +441,28 @@ def new_state(candidates: np.ndarray, n_classes: int) -> dict:
         "st_parent": np.full(cap, -1, dtype=np.int64), "st_answer": np.full(cap, -1, dtype=np.int64),
         "counters": np.array([1, 0, 0], dtype=np.int64),  # stack top, nodes, secrets finished
         "tmp": np.empty(n0, dtype=np.int64), "starts": np.empty(n_classes + 1, dtype=np.int64),
+        "seen": np.zeros(n_classes, dtype=np.bool_), "pending": np.full(1, -1, dtype=np.int64),
     }
 
 
-@numba.njit(cache=True)
+def subtree_state(state: dict, entry: int, n_classes: int) -> dict:
+    """The state that builds the subtree of stack entry `entry` of `state` on its own: it shares the
+    candidate permutation and scratch row (subtrees own disjoint ranges of both) and has its own nodes
+    and stack, so that threads may build sibling subtrees at once. Its root has parent -1."""
+    lo, hi = int(state["st_lo"][entry]), int(state["st_hi"][entry])
+    cap = 2 * (hi - lo) + 2
+    return {
+        "perm": state["perm"], "tmp": state["tmp"],
+        "node_probe": np.empty(cap, dtype=np.int32), "node_parent": np.empty(cap, dtype=np.int32),
+        "node_answer": np.empty(cap, dtype=np.int16), "node_depth": np.empty(cap, dtype=np.int32),
+        "st_lo": np.full(cap, lo, dtype=np.int64), "st_hi": np.full(cap, hi, dtype=np.int64),
+        "st_parent": np.full(cap, -1, dtype=np.int64), "st_answer": np.full(cap, state["st_answer"][entry], dtype=np.int64),
+        "counters": np.array([1, 0, 0], dtype=np.int64), "starts": np.empty(n_classes + 1, dtype=np.int64),
+        "seen": np.zeros(n_classes, dtype=np.bool_), "pending": np.full(1, -1, dtype=np.int64),
+    }
+
+
+@numba.njit(cache=True, nogil=True)
 def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, rule, consistent, first, history0,
                 big_work, layout, packed, use_packed, distinct, klogk, seen, perm, node_probe, node_parent, node_answer,
                 node_depth, st_lo, st_hi, st_parent, st_answer, counters, tmp, starts, budget, rand, pending):

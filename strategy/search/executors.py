@@ -240,7 +240,7 @@ class DaskCluster:
         from distributed import Client, Variable
 
         try:
-            self.client = Client(address, timeout=30)
+            self.client = Client(address)  # waits Dask's distributed.comm.timeouts.connect (30 s unless set)
         except Exception as e:  # OSError, TimeoutError: one line for the user
             raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
         workers = self.client.scheduler_info().get("workers", {})

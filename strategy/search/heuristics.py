@@ -7,8 +7,9 @@ Ties break deterministically: a probe that may be the secret first, then the low
 from __future__ import annotations
 
 import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -44,57 +45,134 @@ def build_checked(
     progress: bool = True,
     candidates: np.ndarray | None = None,
     history: tuple[int, ...] = (),
+    threads: int | None = None,
 ):
-    """`build`, with the tree's stats measured by playing every candidate through it: (tree, Stats)."""
+    """`build`, with the tree's stats measured by playing every candidate through it: (tree, Stats).
+
+    With several threads (one per core unless given), the subtrees under the first question are built
+    at once, largest first; a smaller build scans its big nodes with threads instead. The tree is the
+    same whatever the number of threads."""
     if strategy not in STRATEGIES:
         raise GameError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     gc = game_codes(game if isinstance(game, Game) else game.game)
-    g = gc.game
     cand = np.arange(gc.size, dtype=np.int32) if candidates is None else np.asarray(candidates, dtype=np.int32)
-    n_classes = len(gc.answers)
-    state = greedy.new_state(cand, n_classes)
-    perms = position_perms(g.length, not g.leading_zero)
-    layout = greedy.code_layout(gc.codes, g.symbols)
-    use_packed = greedy.packs(g.length, g.symbols, g.distinct)
-    packed = greedy.packed_layout(gc.codes if use_packed else gc.codes[:0], g.symbols, g.distinct)
-    klogk = np.zeros(len(cand) + 1)
-    m = np.arange(2, len(cand) + 1)
-    klogk[2:] = m * np.log(m)
-    rand = np.random.default_rng(seed).integers(0, 2**31 - 1, size=len(state["node_probe"]), dtype=np.int64)
-    seen = np.zeros(n_classes, dtype=np.bool_)
+    steps = _Steps(gc, greedy.RULES[strategy], consistent_only, seed, len(cand))
+    state = greedy.new_state(cand, len(gc.answers))
     history0 = np.array(history, dtype=np.int64)
-    threads = os.cpu_count() or 1
-    pending = np.full(1, -1, dtype=np.int64)
-    pool_executor = ThreadPoolExecutor(threads) if threads > 1 else None
+    threads = threads or os.cpu_count() or 1
+    executor = ThreadPoolExecutor(threads) if threads > 1 else None
+    stop = threading.Event()
     from tqdm import tqdm
 
     bar = tqdm(total=len(cand), unit="secret", delay=1.0, disable=not progress, desc=strategy, leave=False)
-    budget = 64
     try:
-        while state["counters"][0] > 0:
+        scan = steps.scanner(executor, threads) if executor else None
+        if executor and strategy != "random-consistent" and len(cand) >= PARALLEL_TREE:
+            steps.grow(state, history0, first, scan, max_nodes=1)
+            state = _subtrees_in_threads(steps, state, history0, executor, stop, bar)
+        else:
+            steps.grow(state, history0, first, scan, progress=lambda: bar.update(int(state["counters"][2]) - bar.n))
+    finally:
+        stop.set()
+        bar.close()
+        if executor:
+            executor.shutdown()
+    return _as_tree(gc, state), _check(gc, state, cand)
+
+
+PARALLEL_TREE = 1000  # candidates from which the subtrees under the first question go to threads
+
+
+class _Steps:
+    """`greedy.build_steps` with one build's fixed arguments, run in slices of about 50 ms, so that
+    progress shows and an interruption (or another thread's failure) is honoured between slices."""
+
+    def __init__(self, gc: GameCodes, rule: int, consistent_only: bool, seed: int, n: int):
+        g = gc.game
+        self.rule = rule
+        self.packed_args = (g.distinct, g.length, rule)
+        use_packed = greedy.packs(g.length, g.symbols, g.distinct)
+        self.packed = greedy.packed_layout(gc.codes if use_packed else gc.codes[:0], g.symbols, g.distinct)
+        klogk = np.zeros(n + 1)
+        m = np.arange(2, n + 1)
+        klogk[2:] = m * np.log(m)
+        self.head = (gc.codes, gc.masks, position_perms(g.length, not g.leading_zero), g.symbols, not g.leading_zero,
+                     gc.lut, gc.width, len(gc.answers), gc.win, rule, consistent_only)
+        self.tail = (greedy.code_layout(gc.codes, g.symbols), self.packed, use_packed, g.distinct, klogk)
+        self.rand = np.random.default_rng(seed).integers(0, 2**31 - 1, size=2 * n + 2, dtype=np.int64)
+        self.name = {v: k for k, v in greedy.RULES.items()}[rule]
+
+    def scanner(self, executor: ThreadPoolExecutor, threads: int):
+        """Scan one big node's probes in `threads` ranges at once (the kernel frees the GIL)."""
+        def scan(cand: np.ndarray, pool: np.ndarray) -> int:
+            ranges = np.array_split(pool, threads)
+            results = list(executor.map(lambda probes: greedy.scan_packed(self.packed, cand, probes, *self.packed_args),
+                                        ranges))
+            return greedy.merge(results, self.rule)
+        return scan
+
+    def grow(self, state: dict, history0: np.ndarray, first: int | None = None, scan=None,
+             max_nodes: int | None = None, progress=None, stop: threading.Event | None = None) -> None:
+        """Build the tree of `state` until it is done, or has `max_nodes` nodes, or `stop` is set."""
+        counters = state["counters"]
+        budget = 64
+        while counters[0] > 0 and not (stop and stop.is_set()):
+            if max_nodes is not None and counters[1] >= max_nodes:
+                break
             start = time.perf_counter()
             status, cand_big, pool = greedy.build_steps(
-                gc.codes, gc.masks, perms, g.symbols, not g.leading_zero, gc.lut, gc.width, n_classes, gc.win,
-                greedy.RULES[strategy], consistent_only, -1 if first is None else first, history0,
-                greedy.PARALLEL_WORK if pool_executor else 0, layout, packed, use_packed, g.distinct, klogk, seen,
-                state["perm"], state["node_probe"], state["node_parent"], state["node_answer"], state["node_depth"],
-                state["st_lo"], state["st_hi"], state["st_parent"], state["st_answer"], state["counters"],
-                state["tmp"], state["starts"], budget, rand, pending)
+                *self.head, -1 if first is None else first, history0, greedy.PARALLEL_WORK if scan else 0,
+                *self.tail, state["seen"], state["perm"], state["node_probe"], state["node_parent"],
+                state["node_answer"], state["node_depth"], state["st_lo"], state["st_hi"], state["st_parent"],
+                state["st_answer"], counters, state["tmp"], state["starts"],
+                budget if max_nodes is None else min(budget, max_nodes - int(counters[1])), self.rand, state["pending"])
             if status == 1:
-                raise GameError(f"{strategy}: a question does not split its candidates")
-            if status == 2:  # a big node: its probes are scanned in ranges by threads (the kernel frees the GIL)
-                ranges = np.array_split(pool, threads)
-                results = list(pool_executor.map(
-                    lambda probes: greedy.scan_packed(packed, cand_big, probes, g.distinct, g.length,
-                                                      greedy.RULES[strategy]), ranges))
-                pending[0] = greedy.merge(results, greedy.RULES[strategy])
-            bar.update(int(state["counters"][2]) - bar.n)
+                raise GameError(f"{self.name}: a question does not split its candidates")
+            if status == 2:  # a big node: scanned by threads, its probe passed back
+                state["pending"][0] = scan(cand_big, pool)
+            if progress:
+                progress()
             budget = min(budget * 2, 1 << 20) if time.perf_counter() - start < 0.05 else max(16, budget // 2)
+
+
+def _subtrees_in_threads(steps: _Steps, state: dict, history0: np.ndarray, executor: ThreadPoolExecutor,
+                         stop: threading.Event, bar) -> dict:
+    """Build every subtree under the root of `state` (the root alone is built) in the executor's threads,
+    largest first, and join them under the root in answer order."""
+    n_classes = len(state["seen"])
+    subs = [greedy.subtree_state(state, e, n_classes) for e in range(int(state["counters"][0]))]
+    state["counters"][0] = 0
+    below = np.append(history0, state["node_probe"][0])
+    by_size = sorted(subs, key=lambda sub: int(sub["st_hi"][0] - sub["st_lo"][0]), reverse=True)
+    futures = [executor.submit(steps.grow, sub, below, stop=stop) for sub in by_size]
+    try:
+        while True:
+            done, running = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()  # a failure in a thread is raised here, and stops the others
+            if not running:
+                break
+            bar.update(int(state["counters"][2]) + sum(int(sub["counters"][2]) for sub in subs) - bar.n)
     finally:
-        bar.close()
-        if pool_executor:
-            pool_executor.shutdown()
-    return _as_tree(gc, state), _check(gc, state, cand)
+        stop.set()  # on an interruption, the other threads stop at the end of their slice
+    return _joined(state, sorted(subs, key=lambda sub: int(sub["node_answer"][0])))
+
+
+def _joined(root: dict, subs: list[dict]) -> dict:
+    """One tree's node arrays: the root of `root`, then each subtree's nodes (depth first), renumbered."""
+    probe, parent, answer = [root["node_probe"][:1]], [np.array([-1], dtype=np.int32)], [root["node_answer"][:1]]
+    done = int(root["counters"][2])
+    offset = 1
+    for sub in subs:
+        n = int(sub["counters"][1])
+        up = sub["node_parent"][:n]
+        probe.append(sub["node_probe"][:n])
+        parent.append(np.where(up < 0, 0, up + offset).astype(np.int32))
+        answer.append(sub["node_answer"][:n])
+        done += int(sub["counters"][2])
+        offset += n
+    return {"node_probe": np.concatenate(probe), "node_parent": np.concatenate(parent),
+            "node_answer": np.concatenate(answer), "counters": np.array([0, offset, done], dtype=np.int64)}
 
 
 def _check(gc: GameCodes, state: dict, cand: np.ndarray):
@@ -118,18 +196,20 @@ def _check(gc: GameCodes, state: dict, cand: np.ndarray):
 def _as_tree(gc: GameCodes, state: dict) -> dict:
     """Nested dicts from the node arrays (nodes come in depth-first order, children in answer order)."""
     nodes = int(state["counters"][1])
-    probe, parent, answer = state["node_probe"][:nodes], state["node_parent"][:nodes], state["node_answer"][:nodes]
-    code_str = [None] * gc.size
+    probes = state["node_probe"][:nodes]
+    asked = np.unique(probes)
+    text = dict(zip(asked.tolist(), gc.code_strs(asked)))
+    labels = [gc.answer_str(c) for c in range(len(gc.answers))]
     made: list[dict] = []
-    for i in range(nodes):
-        p = int(probe[i])
-        if code_str[p] is None:
-            code_str[p] = gc.code_str(p)
-        node = {"guess": code_str[p]}
+    for p, up, a in zip(probes.tolist(), state["node_parent"][:nodes].tolist(), state["node_answer"][:nodes].tolist()):
+        node = {"guess": text[p]}
         made.append(node)
-        up = int(parent[i])
         if up >= 0:
-            made[up].setdefault("next", {})[gc.answer_str(int(answer[i]))] = node
+            above = made[up]
+            if "next" in above:
+                above["next"][labels[a]] = node
+            else:
+                above["next"] = {labels[a]: node}
     return made[0]
 
 
