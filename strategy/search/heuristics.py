@@ -56,7 +56,7 @@ def build_checked(
         raise GameError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     gc = game_codes(game if isinstance(game, Game) else game.game)
     cand = np.arange(gc.size, dtype=np.int32) if candidates is None else np.asarray(candidates, dtype=np.int32)
-    steps = _Steps(gc, greedy.RULES[strategy], consistent_only, seed, len(cand))
+    steps = _Steps(gc, strategy, consistent_only, seed, len(cand))
     state = greedy.new_state(cand, len(gc.answers))
     history0 = np.array(history, dtype=np.int64)
     threads = threads or os.cpu_count() or 1
@@ -87,9 +87,10 @@ class _Steps:
     """`greedy.build_steps` with one build's fixed arguments, run in slices of about 50 ms, so that
     progress shows and an interruption (or another thread's failure) is honoured between slices."""
 
-    def __init__(self, gc: GameCodes, rule: int, consistent_only: bool, seed: int, n: int):
+    def __init__(self, gc: GameCodes, strategy: str, consistent_only: bool, seed: int, n: int):
         g = gc.game
-        self.rule = rule
+        self.name = strategy
+        self.rule = rule = greedy.RULES[strategy]
         self.packed_args = (g.distinct, g.length, rule)
         use_packed = greedy.packs(g.length, g.symbols, g.distinct)
         self.packed = greedy.packed_layout(gc.codes if use_packed else gc.codes[:0], g.symbols, g.distinct)
@@ -100,7 +101,6 @@ class _Steps:
                      gc.lut, gc.width, len(gc.answers), gc.win, rule, consistent_only)
         self.tail = (greedy.code_layout(gc.codes, g.symbols), self.packed, use_packed, g.distinct, klogk)
         self.rand = np.random.default_rng(seed).integers(0, 2**31 - 1, size=2 * n + 2, dtype=np.int64)
-        self.name = {v: k for k, v in greedy.RULES.items()}[rule]
 
     def scanner(self, executor: ThreadPoolExecutor, threads: int):
         """Scan one big node's probes in `threads` ranges at once (the kernel frees the GIL)."""
