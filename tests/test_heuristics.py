@@ -172,7 +172,7 @@ def test_parts_above_65535_secrets_are_counted_exactly():
     ("bulls:4x9:nz", "most-parts", True), ("mastermind:5x4", "minimax", False)])
 def test_threads_build_the_same_tree(spec, strategy, consistent_only):
     """Subtrees built by several threads at once, joined under the root, make the serial build's tree
-    (node for node, in the same order), and the tree of the secrets left after a question too."""
+    (node for node, in the same order)."""
     from strategy.search.heuristics import PARALLEL_TREE, build_checked
 
     game = parse_game(spec)
@@ -183,6 +183,7 @@ def test_threads_build_the_same_tree(spec, strategy, consistent_only):
 
 
 def test_threads_build_the_same_subtree_after_a_question():
+    """The same holds for the tree of the secrets left after a question (the exact search's fallback)."""
     from strategy.feedback_table import game_codes
     from strategy.rules import feedback
     from strategy.search.heuristics import PARALLEL_TREE, build_checked

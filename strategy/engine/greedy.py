@@ -431,33 +431,29 @@ def walk_every_secret(codes, secrets, node_probe, node_parent, node_answer, node
 
 def new_state(candidates: np.ndarray, n_classes: int) -> dict:
     """The arrays of a build in progress: candidate permutation, tree nodes and the work stack."""
-    n0 = len(candidates)
-    cap = 2 * n0 + 2
-    return {
-        "perm": np.asarray(candidates, dtype=np.int32).copy(),
-        "node_probe": np.empty(cap, dtype=np.int32), "node_parent": np.empty(cap, dtype=np.int32),
-        "node_answer": np.empty(cap, dtype=np.int16), "node_depth": np.empty(cap, dtype=np.int32),
-        "st_lo": np.zeros(cap, dtype=np.int64), "st_hi": np.full(cap, n0, dtype=np.int64),
-        "st_parent": np.full(cap, -1, dtype=np.int64), "st_answer": np.full(cap, -1, dtype=np.int64),
-        "counters": np.array([1, 0, 0], dtype=np.int64),  # stack top, nodes, secrets finished
-        "tmp": np.empty(n0, dtype=np.int64), "starts": np.empty(n_classes + 1, dtype=np.int64),
-        "seen": np.zeros(n_classes, dtype=np.bool_), "pending": np.full(1, -1, dtype=np.int64),
-    }
+    perm = np.asarray(candidates, dtype=np.int32).copy()
+    return _state(perm, np.empty(len(perm), dtype=np.int64), 0, len(perm), -1, n_classes)
 
 
 def subtree_state(state: dict, entry: int, n_classes: int) -> dict:
     """The state that builds the subtree of stack entry `entry` of `state` on its own: it shares the
     candidate permutation and scratch row (subtrees own disjoint ranges of both) and has its own nodes
     and stack, so that threads may build sibling subtrees at once. Its root has parent -1."""
-    lo, hi = int(state["st_lo"][entry]), int(state["st_hi"][entry])
+    return _state(state["perm"], state["tmp"], int(state["st_lo"][entry]), int(state["st_hi"][entry]),
+                  int(state["st_answer"][entry]), n_classes)
+
+
+def _state(perm: np.ndarray, tmp: np.ndarray, lo: int, hi: int, answer: int, n_classes: int) -> dict:
+    """A build of the candidates perm[lo:hi] (reached by `answer`; -1 at the top), its stack holding them."""
     cap = 2 * (hi - lo) + 2
     return {
-        "perm": state["perm"], "tmp": state["tmp"],
+        "perm": perm, "tmp": tmp,
         "node_probe": np.empty(cap, dtype=np.int32), "node_parent": np.empty(cap, dtype=np.int32),
         "node_answer": np.empty(cap, dtype=np.int16), "node_depth": np.empty(cap, dtype=np.int32),
         "st_lo": np.full(cap, lo, dtype=np.int64), "st_hi": np.full(cap, hi, dtype=np.int64),
-        "st_parent": np.full(cap, -1, dtype=np.int64), "st_answer": np.full(cap, state["st_answer"][entry], dtype=np.int64),
-        "counters": np.array([1, 0, 0], dtype=np.int64), "starts": np.empty(n_classes + 1, dtype=np.int64),
+        "st_parent": np.full(cap, -1, dtype=np.int64), "st_answer": np.full(cap, answer, dtype=np.int64),
+        "counters": np.array([1, 0, 0], dtype=np.int64),  # stack top, nodes, secrets finished
+        "starts": np.empty(n_classes + 1, dtype=np.int64),
         "seen": np.zeros(n_classes, dtype=np.bool_), "pending": np.full(1, -1, dtype=np.int64),
     }
 

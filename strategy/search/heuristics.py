@@ -73,7 +73,7 @@ def build_checked(
         else:
             steps.grow(state, history0, first, scan, progress=lambda: bar.update(int(state["counters"][2]) - bar.n))
     finally:
-        stop.set()
+        stop.set()  # threads still building stop at the end of their slice
         bar.close()
         if executor:
             executor.shutdown()
@@ -145,16 +145,13 @@ def _subtrees_in_threads(steps: _Steps, state: dict, history0: np.ndarray, execu
     below = np.append(history0, state["node_probe"][0])
     by_size = sorted(subs, key=lambda sub: int(sub["st_hi"][0] - sub["st_lo"][0]), reverse=True)
     futures = [executor.submit(steps.grow, sub, below, stop=stop) for sub in by_size]
-    try:
-        while True:
-            done, running = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
-            for future in done:
-                future.result()  # a failure in a thread is raised here, and stops the others
-            if not running:
-                break
-            bar.update(int(state["counters"][2]) + sum(int(sub["counters"][2]) for sub in subs) - bar.n)
-    finally:
-        stop.set()  # on an interruption, the other threads stop at the end of their slice
+    while True:  # an interruption or a thread's failure leaves through the caller, which sets `stop`
+        done, running = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+        for future in done:
+            future.result()  # a failure in a thread is raised here
+        if not running:
+            break
+        bar.update(int(state["counters"][2]) + sum(int(sub["counters"][2]) for sub in subs) - bar.n)
     return _joined(state, sorted(subs, key=lambda sub: int(sub["node_answer"][0])))
 
 
