@@ -213,6 +213,9 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
                 timeout=120)
     assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr and "Traceback" not in r.stderr
     assert time.perf_counter() - start < 25
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "soon")
+    r = run_cli("solve", "--game", "bulls:3x6", "--scheduler", "tcp://127.0.0.1:9", "--quiet", "-o", str(tmp_path / "x.json"))
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].endswith("is not a duration such as 30s")
 
 
 def test_the_task_log_replays_in_the_simulation(tmp_path):

@@ -237,10 +237,18 @@ class DaskCluster:
     remote = True
 
     def __init__(self, address: str):
+        import dask
+        from dask.utils import parse_timedelta
         from distributed import Client, Variable
 
+        wait = dask.config.get("distributed.comm.timeouts.connect")  # 30 s unless set
         try:
-            self.client = Client(address)  # waits Dask's distributed.comm.timeouts.connect (30 s unless set)
+            parse_timedelta(wait, default="seconds")
+        except (KeyError, TypeError, ValueError):
+            raise ConnectionError(f"Dask's connect timeout {wait!r} (distributed.comm.timeouts.connect) is not a "
+                                  "duration such as 30s") from None
+        try:
+            self.client = Client(address)  # waits that connect timeout
         except Exception as e:  # OSError, TimeoutError: one line for the user
             raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
         workers = self.client.scheduler_info().get("workers", {})
