@@ -27,18 +27,22 @@ def tree_of(spec: str, how: str) -> dict:
     return build(gt, how, progress=False)
 
 
-def play_race(game, tree_a: dict, tree_b: dict, sa, sb, rule: str) -> str:
-    """One race, question by question: A's tree hunts B's secret sb, B's tree hunts sa."""
-    walkers = [Walker(TreeDoc(game, tree_a)), Walker(TreeDoc(game, tree_b))]
-    targets = [sb, sa]
-    histories: list[list] = [[], []]
-    for _ in range(40):
+def questions_to_find(walker: Walker, secret) -> list[str]:
+    """The questions a tree asks, answered truthfully by `secret`, until it is found (walked question by question)."""
+    game, history = walker.game, []
+    while not history or history[-1][1] != game.format_answer(game.win):
+        guess = walker.next_guess(history)
+        history.append((guess, game.format_answer(feedback(secret, game.read_code(guess)))))
+        assert len(history) <= 20
+    return [q for q, _ in history]
+
+
+def play_race(game, asks_a: list[str], asks_b: list[str], sa, sb, rule: str) -> str:
+    """One race, question by question: A's questions hunt B's secret sb, B's hunt sa; A asks first."""
+    for r in range(40):
         found = []
-        for side in (0, 1):
-            guess = walkers[side].next_guess(histories[side])
-            answer = feedback(targets[side], game.read_code(guess))
-            histories[side].append((guess, game.format_answer(answer)))
-            found.append(answer == game.win)
+        for side, (asks, target) in enumerate(((asks_a, sb), (asks_b, sa))):
+            found.append(feedback(target, game.read_code(asks[r])) == game.win)
             if rule == "first" and found[side]:
                 return "a" if side == 0 else "b"
         if rule == "tie" and any(found):
@@ -51,9 +55,11 @@ def test_race_arithmetic_matches_playing_every_pair(rule):
     game = parse_game("bulls:3x6")
     a, b = tree_of("bulls:3x6", "optimal"), tree_of("bulls:3x6", "minimax")
     codes = game.codes()
+    walkers = Walker(TreeDoc(game, a)), Walker(TreeDoc(game, b))
+    asks = [{s: questions_to_find(w, s) for s in codes} for w in walkers]
     counts = {"a": 0, "draw": 0, "b": 0}
     for sa, sb in itertools.product(codes, codes):
-        counts[play_race(game, a, b, sa, sb, rule)] += 1
+        counts[play_race(game, asks[0][sb], asks[1][sa], sa, sb, rule)] += 1
     n = len(codes) ** 2
     exact = outcome(measure(game, a)[0].depth_counts, measure(game, b)[0].depth_counts, rule)
     assert (exact.a_wins, exact.draw, exact.b_wins) == (Fraction(counts["a"], n), Fraction(counts["draw"], n),
