@@ -101,7 +101,7 @@ def click_answer(browser, h: int, b: int, keyboard: bool) -> None:
 
 @pytest.mark.parametrize("name,games", [("bulls-4x10-total", 16), ("mastermind-4x6-total", 10)])
 def test_complete_games_follow_the_walker(browser, pages, name, games):
-    """The deepest secret first (every question the tree can ask in a row), then random ones."""
+    """The secret the tree finds last first (its longest game), then random ones."""
     from selenium.webdriver.common.by import By
 
     open_page(browser, pages[name])

@@ -241,11 +241,11 @@ class DaskCluster:
         from dask.utils import parse_timedelta
         from distributed import Client, Variable
 
-        wait = dask.config.get("distributed.comm.timeouts.connect")  # 30 s unless set
+        connect_timeout = dask.config.get("distributed.comm.timeouts.connect")  # 30 s unless set
         try:
-            parse_timedelta(wait, default="seconds")
+            parse_timedelta(connect_timeout, default="seconds")
         except (KeyError, TypeError, ValueError):
-            raise ConnectionError(f"Dask's connect timeout {wait!r} (distributed.comm.timeouts.connect) is not a "
+            raise ConnectionError(f"Dask's connect timeout {connect_timeout!r} (distributed.comm.timeouts.connect) is not a "
                                   "duration such as 30s") from None
         try:
             self.client = Client(address)  # waits that connect timeout
