@@ -5,6 +5,7 @@ Usage: python tools/bench_heuristics.py [--peer PATH] [--large] [--huge] [--stre
 bulls 4 of 10 for every heuristic; --large adds bulls 5 of 10 and Mastermind 5x8 (every heuristic, with
 the peer); --huge builds bulls 6 of 10 and Mastermind 6x6 (expected size and entropy) and verifies them;
 --stretch builds Mastermind 6x8 and 6x9 (531441 codes) with entropy and verifies them (many minutes).
+--write saves the table in tools/results/, keeping the saved rows this run did not measure.
 Totals must agree with the peer's (the tie-break is the same: may be the secret, then the lowest code).
 Averages published by mikemag's CUDA Mastermind (all probes) are shown beside ours where they exist.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from benchlib import PEER_STRATEGY, measure, peer_rules, peer_total, startup, strategy, write_table
+from benchlib import PEER_STRATEGY, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
 
 HEURISTICS = ("expected-size", "entropy", "minimax", "most-parts")
 BASE = [("bulls:4x10", s) for s in HEURISTICS]
@@ -73,7 +74,7 @@ def main() -> None:
         path = write_table("heuristics", "Greedy trees, whole processes (tools/bench_heuristics.py)",
                            ["game", "heuristic", "total", "average", "worst", "strategy build", "memory",
                             "mmstrat", "memory", "ratio / check", "published average"],
-                           rows, floor)
+                           merged_rows("heuristics", rows, 2), floor)
         print(f"written {path}")
 
 

@@ -6,7 +6,7 @@ Each row solves one game from scratch in a fresh process (compiled code cached) 
 mmstrat (one core) on the same game; both totals must agree. Ratios are ours over mmstrat's time.
 --large adds bulls 4 of 10 (one and two processes) and the 4 of 10 game with no leading zero; --dask adds
 bulls 4 of 10 on a running 2-worker Dask LocalCluster (127.0.0.1; its start-up not counted);
---write saves the table in tools/results/ for the README.
+--write saves the table in tools/results/ for the README, keeping the saved rows this run did not measure.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from benchlib import PEER_STRATEGY, measure, peer_rules, peer_total, startup, strategy, write_table
+from benchlib import PEER_STRATEGY, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
 
 SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
          ("mastermind:4x6", ["--consistent-only"]), ("bulls:4x10", ["--consistent-only"])]
@@ -75,7 +75,7 @@ def main() -> None:
         path = write_table("solve", "Exact search, whole processes (tools/bench_solve.py)",
                            ["game", "minimum total", "strategy solve", "of which search", "memory", "mmstrat (1 core)",
                             "memory", "ratio"],
-                           rows, f"Ours on one process unless jobs is given; the numba cache warm. {startup()} "
+                           merged_rows("solve", rows, 1), f"Ours on one process unless jobs is given; the numba cache warm. {startup()} "
                                  "\"Of which search\": the solve's own time (generator.run.seconds: search and tree "
                                  "extraction). mmstrat has no "
                                  "leading-zero rule, and its consistent-only option (-po) is a looser rule. On Dask the memory is the "

@@ -74,6 +74,25 @@ def peer_total(out: str) -> int | None:
     return None
 
 
+def merged_rows(name: str, rows: list[list[str]], key: int) -> list[list[str]]:
+    """`rows`, plus the rows of the saved table `name` that this run did not measure (matched on the first
+    `key` columns) in their old places: a run of the quick cases does not erase the long ones measured before."""
+    path = RESULTS / f"{name}.md"
+    fresh = {tuple(row[:key]): row for row in rows}
+    old = []
+    if path.exists():
+        for line in path.read_text().splitlines()[4:]:
+            if not line.startswith("| "):
+                break
+            old.append([cell.strip() for cell in line.strip()[1:-1].split("|")])
+    out = []
+    for row in old:
+        if tuple(row[:key]) not in fresh:
+            print(f"kept from the saved table: {' '.join(row[:key])}")
+        out.append(fresh.pop(tuple(row[:key]), row))
+    return out + list(fresh.values())
+
+
 def write_table(name: str, title: str, header: list[str], rows: list[list[str]], note: str) -> Path:
     """A Markdown table for the README's benchmarks block (tools/readme.py includes every results file)."""
     RESULTS.mkdir(exist_ok=True)
