@@ -337,3 +337,31 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
         tree.write_bytes(orjson.dumps(doc))
         r = run_cli("solve", "--game", "bulls:3x6", "--incumbent", str(tree), "--quiet", "-o", str(tmp_path / "o.json"))
         assert r.returncode == 2 and "without a valid generator.lower_bound" in r.stderr and "Traceback" not in r.stderr
+
+
+@settings(max_examples=200, deadline=None)
+@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 64), k=st.integers(3, 64),
+       b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3), kind=st.sampled_from(["total", "within", "fewest"]),
+       depth=st.integers(3, 9), consistent=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, consistent, seed):
+    """A part bounded from its node's answer masks gets the value, shortcut probe and stored entry that
+    bound_set gives the part's own members."""
+    gt = KERNEL_GAMES[spec]
+    N, n_classes = gt.size, len(gt.answers)
+    rng = np.random.default_rng(seed)
+    n = min(n, N)
+    S = np.sort(rng.choice(N, n, replace=False)).astype(np.int32)
+    bits = np.sort(rng.choice(n, min(k, n), replace=False))
+    cost = _costs(kind, depth)
+    bounds = exact.make_bounds(cost, n_classes, exact.TABLE_DEPTHS, 300)
+    params = np.array([n_classes, gt.win, gt.game.symbols, 0, int(consistent), int(kind == "total")], dtype=np.int64)
+    zs = rng.integers(-(2**63), 2**63 - 1, size=(4, N + 32), dtype=np.int64)
+    b = min(b, n_classes - 1)
+    tt_set, tt_part = (np.zeros((1 << 10, 4), dtype=np.int64) for _ in range(2))
+    counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
+    expected = exact.bound_set(gt.table, params, bounds, zs, tt_set, counters, exact.make_scratch(N, n_classes),
+                               S[bits], d, b)
+    mask = np.uint64(sum(1 << int(i) for i in bits))
+    got = exact.bound_part(params, bounds, zs, tt_part, counters, S, exact.answer_masks(gt.table, S, n_classes), mask, d, b)
+    assert got == expected and np.array_equal(tt_part, tt_set)
+    assert np.array_equal(exact.members(S, mask), S[bits])

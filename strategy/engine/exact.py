@@ -25,7 +25,9 @@ probes whose bound is below the cut-off are reduced to their symmetry classes.
 
 Probes are tried by increasing bound (then sum of squared part sizes, then code), popped from a heap
 since most nodes stop after a few, parts largest first with the cut-off left by the others'
-bounds; a scan stops at the first probe whose exact value meets the node's lower bound. Results
+bounds; a scan stops at the first probe whose exact value meets the node's lower bound. At a node of
+at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
+(`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
 by a 128-bit hash of (S, d). The driver can stop a running search through `control`.
 """
@@ -35,6 +37,9 @@ import heapq
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from ..feedback_table import split
 from ..symmetry import canonical_probes, dead_symbols, stabiliser
@@ -781,6 +786,138 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
     return probes[keep], lb[keep], sq[keep], ex[keep], b_here, -1, fail_lb
 
 
+# -- parts of small sets as bit sets ------------------------------------------------------------------
+# A node of at most 64 secrets tries many probes and bounds each part before any recursion (`bound_set`);
+# as bit sets over the node's secrets, a part and the answers of its candidates are single words, so a
+# candidate's split of a part is one popcount per answer instead of a table lookup per pair.
+BITS_MAX = 64
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Set bits of a uint64 (LLVM's ctpop: one instruction where the CPU has it)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]),
+                                            "llvm.ctpop.i64")
+        return builder.call(fn, args)
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def lowest_bit(typingctx, x):
+    """Index of the lowest set bit of a non-zero uint64 (LLVM's cttz)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]), "llvm.cttz.i64")
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+    return types.int64(types.uint64), codegen
+
+
+@numba.njit(cache=True)
+def answer_masks(table, S, n_classes):
+    """A[i, a] = the secrets of S (as bits of their positions) that answer a to S[i]."""
+    n = S.shape[0]
+    A = np.zeros((n, n_classes), dtype=np.uint64)
+    for i in range(n):
+        row = table[S[i]]
+        for j in range(n):
+            A[i, row[S[j]]] |= np.uint64(1) << np.uint64(j)
+    return A
+
+
+@numba.njit(cache=True)
+def part_masks(table, S, probe, masks):
+    """masks[a] = the secrets of S (bits of their positions) that answer a to `probe`.
+
+    Read from the secrets' rows (the table is symmetric), which the node's scan has just brought into
+    the cache, rather than from the probe's row, where each secret would be a cache miss."""
+    masks[:] = 0
+    for j in range(S.shape[0]):
+        masks[table[S[j], probe]] |= np.uint64(1) << np.uint64(j)
+
+
+@numba.njit(cache=True)
+def members(S, mask):
+    """The secrets of S whose positions are the bits of `mask`, in the order of S."""
+    out = np.empty(popcount(mask), dtype=S.dtype)
+    k = 0
+    x = mask
+    while x:
+        out[k] = S[lowest_bit(x)]
+        x &= x - np.uint64(1)
+        k += 1
+    return out
+
+
+@numba.njit(cache=True)
+def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
+    """`bound_set` of the part of S given by `mask` (more than two secrets), from the answer masks A of S.
+
+    The same value and probe as bound_set of the part's members: the transposition table, then each
+    candidate's split of the part (one popcount per answer), then the shortcut for a candidate whose parts
+    are all exact and meet the bound."""
+    n = popcount(mask)
+    lb0 = level_fill(n, b, d, bounds)
+    dk = 0 if params[P_SHIFT] != 0 else d
+    k1 = zs[2, dk]
+    k2 = zs[3, dk]
+    x = mask
+    while x:
+        i = lowest_bit(x)
+        k1 ^= zs[0, S[i]]
+        k2 ^= zs[1, S[i]]
+        x &= x - np.uint64(1)
+    off = d * n if params[P_SHIFT] != 0 else 0
+    slot = tt_find(tt, k1, k2)
+    if slot >= 0:
+        counters[C_TT_HITS] += 1
+        info = tt[slot, 3]
+        if info & EXACT:
+            return tt[slot, 2] + off, info & 0xFFFFFFFF
+        if tt[slot, 2] + off > lb0:
+            lb0 = tt[slot, 2] + off
+    if lb0 >= INF:
+        return INF, -1
+    counters[C_PAIRS] += n * n
+    pb = part_bounds(n, b, d, bounds)
+    hit = bounds[0][d + 1]
+    win = params[P_WIN]
+    n_classes = params[P_CLASSES]
+    node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, 0)
+    best = INF
+    best_i = -1  # the first candidate whose parts are all exact and whose bound is the least of those
+    at_lb0 = -1  # the first candidate whose parts are all exact and whose bound is lb0
+    x = mask
+    while x:
+        i = lowest_bit(x)
+        x &= x - np.uint64(1)
+        total = hit
+        small = True
+        for a in range(n_classes):
+            if a != win:
+                k = popcount(mask & A[i, a])
+                total += pb[k]
+                small &= k <= 2
+        if total > INF:
+            total = INF
+        if total < node_lb:
+            node_lb = total
+        if small and total < best:
+            best = total
+            best_i = i
+        if small and total == lb0 and at_lb0 < 0:
+            at_lb0 = i
+    if node_lb <= lb0:
+        node_lb = lb0
+        best_i = at_lb0
+        best = lb0
+    if best_i >= 0 and best == node_lb:
+        counters[C_SHORTCUTS] += 1
+        tt_store(tt, k1, k2, node_lb - off, S[best_i], True, n)
+        return node_lb, S[best_i]
+    return node_lb, -1
+
+
 # -- the search ---------------------------------------------------------------------------------------
 
 
@@ -939,6 +1076,11 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
     part_order = np.empty(n_classes, dtype=np.int64)
     pb_here = part_bounds(n, b_here, d, bounds)  # the level fill of a part of k secrets, looked up per part
     hit = bounds[0][d + 1]
+    bits = n <= BITS_MAX  # parts as bit sets (see bound_part); else as runs of `split`
+    A = np.empty((0, n_classes), dtype=np.uint64)
+    part_bits = np.empty(n_classes, dtype=np.uint64)
+    part = S[:0]
+    starts = np.empty(0, dtype=np.int64)
     while len(queue) > 0:
         if live and control[K_BETA] < best:  # the driver lowered the cut-off
             if best_probe >= 0 and best < fail_lb:
@@ -957,12 +1099,20 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             best_probe = probe
             break  # later probes have bounds >= this exact value
         counters[C_PROBES] += 1
-        members, starts = split(table, S, probe, n_classes)
+        if bits:
+            if A.shape[0] == 0:
+                A = answer_masks(table, S, n_classes)
+            part_masks(table, S, probe, part_bits)
+        else:
+            part, starts = split(table, S, probe, n_classes)
         # the level fills of the parts (with this node's branching, at least the scan's bound), improved
         # part by part, largest first, with each part's own bound (often exact) until the probe is refuted
-        total = hit if starts[win + 1] > starts[win] else 0
+        total = 0
         for c in range(n_classes):
-            m = starts[c + 1] - starts[c] if c != win else 0
+            m = popcount(part_bits[c]) if bits else starts[c + 1] - starts[c]
+            if c == win:
+                total += hit if m > 0 else 0
+                m = 0
             sizes[c] = m
             part_lb[c] = pb_here[m]
             part_exact[c] = m <= 2
@@ -972,8 +1122,11 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             c = part_order[ci]
             if sizes[c] <= 2 or total >= best:
                 break
-            v, q = bound_set(table, params, bounds, zs, tt, counters, scratch, members[starts[c]:starts[c + 1]],
-                             d + 1, b_here)
+            if bits:
+                v, q = bound_part(params, bounds, zs, tt, counters, S, A, part_bits[c], d + 1, b_here)
+            else:
+                v, q = bound_set(table, params, bounds, zs, tt, counters, scratch, part[starts[c]:starts[c + 1]],
+                                 d + 1, b_here)
             total += v - part_lb[c]
             part_lb[c] = v
             part_exact[c] = q >= 0
@@ -987,8 +1140,8 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
                     continue
                 v, _ = solve(
                     table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
-                    members[starts[c]:starts[c + 1]], d + 1, best - total + part_lb[c], child_history,
-                    b_here, part_lb[c], no_probe, control, no_live,
+                    members(S, part_bits[c]) if bits else part[starts[c]:starts[c + 1]], d + 1,
+                    best - total + part_lb[c], child_history, b_here, part_lb[c], no_probe, control, no_live,
                 )
                 if control[K_STOP] != 0:
                     return INF, -1
