@@ -71,10 +71,11 @@ def main() -> None:
                          str(stats["worst"]), f"{run.seconds:.2f} s", f"{run.peak_mb:.0f} MB", peer_s,
                          f"{peer_mb} MB" if peer_mb else "", ratio or verified, PUBLISHED.get((spec, heuristic), "")])
     if args.write:
+        rows, kept = merged_rows("heuristics", rows, 2)
         path = write_table("heuristics", "Greedy trees, whole processes (tools/bench_heuristics.py)",
                            ["game", "heuristic", "total", "average", "worst", "strategy build", "memory",
                             "mmstrat", "memory", "ratio / check", "published average"],
-                           merged_rows("heuristics", rows, 2), floor)
+                           rows, floor + kept)
         print(f"written {path}")
 
 

@@ -72,14 +72,15 @@ def main() -> None:
         with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
             run_cases([("bulls:4x10", ["--scheduler", cluster.scheduler_address])], None, rows)
     if args.write:
+        rows, kept = merged_rows("solve", rows, 1)
         path = write_table("solve", "Exact search, whole processes (tools/bench_solve.py)",
                            ["game", "minimum total", "strategy solve", "of which search", "memory", "mmstrat (1 core)",
                             "memory", "ratio"],
-                           merged_rows("solve", rows, 1), f"Ours on one process unless jobs is given; the numba cache warm. {startup()} "
+                           rows, f"Ours on one process unless jobs is given; the numba cache warm. {startup()} "
                                  "\"Of which search\": the solve's own time (generator.run.seconds: search and tree "
                                  "extraction). mmstrat has no "
                                  "leading-zero rule, and its consistent-only option (-po) is a looser rule. On Dask the memory is the "
-                                 "driver's; the cluster was started before the run.")
+                                 "driver's; the cluster was started before the run." + kept)
         print(f"written {path}")
 
 

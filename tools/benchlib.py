@@ -74,9 +74,10 @@ def peer_total(out: str) -> int | None:
     return None
 
 
-def merged_rows(name: str, rows: list[list[str]], key: int) -> list[list[str]]:
+def merged_rows(name: str, rows: list[list[str]], key: int) -> tuple[list[list[str]], str]:
     """`rows`, plus the rows of the saved table `name` that this run did not measure (matched on the first
-    `key` columns) in their old places: a run of the quick cases does not erase the long ones measured before."""
+    `key` columns) in their old places: a run of the quick cases does not erase the long ones measured before.
+    Also a sentence for the table's note naming the kept rows (empty when there are none)."""
     path = RESULTS / f"{name}.md"
     fresh = {tuple(row[:key]): row for row in rows}
     old = []
@@ -85,12 +86,15 @@ def merged_rows(name: str, rows: list[list[str]], key: int) -> list[list[str]]:
             if not line.startswith("| "):
                 break
             old.append([cell.strip() for cell in line.strip()[1:-1].split("|")])
-    out = []
+    out, kept = [], []
     for row in old:
         if tuple(row[:key]) not in fresh:
-            print(f"kept from the saved table: {' '.join(row[:key])}")
+            kept.append(" ".join(row[:key]))
         out.append(fresh.pop(tuple(row[:key]), row))
-    return out + list(fresh.values())
+    for label in kept:
+        print(f"kept from the saved table: {label}")
+    note = f" Kept from an earlier run, not measured by the last one: {'; '.join(kept)}." if kept else ""
+    return out + list(fresh.values()), note
 
 
 def write_table(name: str, title: str, header: list[str], rows: list[list[str]], note: str) -> Path:
