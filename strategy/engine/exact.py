@@ -618,6 +618,21 @@ def tt_find(tt, k1, k2):
 
 
 @numba.njit(cache=True)
+def tt_bound(tt, counters, k1, k2, off, lb0):
+    """What the table knows of a set (keys k1, k2; `off` as in _keys): (value, probe) when it is exact, else
+    (lb0 or the stored lower bound if higher, -1); (INF, -1) when that bound is INF."""
+    slot = tt_find(tt, k1, k2)
+    if slot >= 0:
+        counters[C_TT_HITS] += 1
+        info = tt[slot, 3]
+        if info & EXACT:
+            return tt[slot, 2] + off, np.int64(info & 0xFFFFFFFF)
+        if tt[slot, 2] + off > lb0:
+            lb0 = tt[slot, 2] + off
+    return (INF if lb0 >= INF else lb0), np.int64(-1)
+
+
+@numba.njit(cache=True)
 def tt_store(tt, k1, k2, value, probe, is_exact, n):
     """Keep the result; on a full bucket evict the entry of the smaller set (cheaper to redo)."""
     mask = tt.shape[0] - 1
@@ -708,6 +723,7 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     counters[C_PAIRS] += n * P0
     b_here = fast_bounds(table, S, pool, every, d, b, bounds, n_classes, params[P_WIN], scratch)
     fail_lb = INF
+    cand = np.empty(P0, dtype=all_probes.dtype)
     alive = 0
     for i in range(P0):
         v = lb_all[i]
@@ -715,19 +731,16 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
             return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
                     np.empty(0, dtype=np.bool_), b_here, np.int64(pool[i]), INF)
         if v < beta:
+            cand[alive] = pool[i]
             alive += 1
         elif v < fail_lb:
             fail_lb = v
-    cand = np.empty(alive, dtype=all_probes.dtype)
     where = np.empty(0 if every else codes.shape[0], dtype=np.int64)  # code -> its place in the pool
-    alive = 0
-    for i in range(P0):
-        if not every:
+    if not every:
+        for i in range(P0):
             where[pool[i]] = i
-        if lb_all[i] < beta:
-            cand[alive] = pool[i]
-            alive += 1
-    probes = canonical_probes(codes, masks, cand, history, perms, params[P_SYMBOLS], params[P_FIX_ZERO] != 0, S)
+    probes = canonical_probes(codes, masks, cand[:alive], history, perms, params[P_SYMBOLS], params[P_FIX_ZERO] != 0,
+                              S)
     P = probes.shape[0]
     at = np.empty(P, dtype=np.int64)
     lb = np.empty(P, dtype=np.int64)
@@ -857,7 +870,6 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
     candidate's split of the part (one popcount per answer), then the shortcut for a candidate whose parts
     are all exact and meet the bound."""
     n = popcount(mask)
-    lb0 = level_fill(n, b, d, bounds)
     dk = 0 if params[P_SHIFT] != 0 else d
     k1 = zs[2, dk]
     k2 = zs[3, dk]
@@ -868,16 +880,9 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
         k2 ^= zs[1, S[i]]
         x &= x - np.uint64(1)
     off = d * n if params[P_SHIFT] != 0 else 0
-    slot = tt_find(tt, k1, k2)
-    if slot >= 0:
-        counters[C_TT_HITS] += 1
-        info = tt[slot, 3]
-        if info & EXACT:
-            return tt[slot, 2] + off, info & 0xFFFFFFFF
-        if tt[slot, 2] + off > lb0:
-            lb0 = tt[slot, 2] + off
-    if lb0 >= INF:
-        return INF, -1
+    lb0, probe = tt_bound(tt, counters, k1, k2, off, level_fill(n, b, d, bounds))
+    if probe >= 0 or lb0 >= INF:
+        return lb0, probe
     counters[C_PAIRS] += n * n
     pb = part_bounds(n, b, d, bounds)
     hit = bounds[0][d + 1]
@@ -932,18 +937,10 @@ def bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b):
     n = S.shape[0]
     if n <= 2:
         return trivial(n, d, bounds), S[0]
-    lb0 = level_fill(n, b, d, bounds)
     k1, k2, off = _keys(S, d, zs, params)
-    slot = tt_find(tt, k1, k2)
-    if slot >= 0:
-        counters[C_TT_HITS] += 1
-        info = tt[slot, 3]
-        if info & EXACT:
-            return tt[slot, 2] + off, info & 0xFFFFFFFF
-        if tt[slot, 2] + off > lb0:
-            lb0 = tt[slot, 2] + off
-    if lb0 >= INF:
-        return INF, -1
+    lb0, probe = tt_bound(tt, counters, k1, k2, off, level_fill(n, b, d, bounds))
+    if probe >= 0 or lb0 >= INF:
+        return lb0, probe
     counters[C_PAIRS] += n * n
     if n <= BYTES_MAX:
         fast_bounds(table, S, S, False, d, b, bounds, params[P_CLASSES], params[P_WIN], scratch)
