@@ -167,7 +167,7 @@ def test_engine_agrees_with_brute_force(spec, consistent_only):
 
 # -- the scan kernels against the plain per-probe scan ------------------------------------------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import example, given, settings, strategies as st  # noqa: E402
 import numpy as np  # noqa: E402
 
 from strategy.engine import exact  # noqa: E402
@@ -343,6 +343,7 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
 @given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 64), k=st.integers(3, 64),
        b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3), kind=st.sampled_from(["total", "within", "fewest"]),
        depth=st.integers(3, 9), consistent=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@example(spec="bulls:4x9", n=5, k=5, b=7, d=1, kind="within", depth=3, consistent=True, seed=1)  # infeasible: INF exact
 def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, consistent, seed):
     """A part bounded from its node's answer masks gets the value, shortcut probe and stored entry that
     bound_set gives the part's own members."""

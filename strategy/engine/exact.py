@@ -889,7 +889,7 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
     win = params[P_WIN]
     n_classes = params[P_CLASSES]
     node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, 0)
-    best = INF
+    best = INF + 1  # above every bound: an infeasible set (all INF) has its exact value INF too, as in bound_set
     best_i = -1  # the first candidate whose parts are all exact and whose bound is the least of those
     at_lb0 = -1  # the first candidate whose parts are all exact and whose bound is lb0
     x = mask
