@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from benchlib import PEER_STRATEGY, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
+from benchlib import PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
 
 HEURISTICS = ("expected-size", "entropy", "minimax", "most-parts")
 BASE = [("bulls:4x10", s) for s in HEURISTICS]
@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--stretch", action="store_true", help="also Mastermind 6x8 and 6x9 entropy, verified")
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/heuristics.md")
     args = parser.parse_args()
+    check_peer(args.peer)
     cases = BASE + (LARGE if args.large else []) + (HUGE if args.huge else []) + (STRETCH if args.stretch else [])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

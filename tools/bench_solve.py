@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from benchlib import PEER_STRATEGY, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
+from benchlib import PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
 
 SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
          ("mastermind:4x6", ["--consistent-only"]), ("bulls:4x10", ["--consistent-only"])]
@@ -63,6 +63,7 @@ def main() -> None:
     parser.add_argument("--dask", action="store_true", help="also bulls 4 of 10 on a 2-worker Dask LocalCluster")
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/solve.md")
     args = parser.parse_args()
+    check_peer(args.peer)
     cases = SMALL + (LARGE if args.large else [])
     rows = []
     run_cases(cases, args.peer, rows)

@@ -52,6 +52,12 @@ def strategy(*args: str) -> list[str]:
     return [sys.executable, "-m", "strategy", *args]
 
 
+def check_peer(path: str | None) -> None:
+    """Exit with one line unless `path` (the --peer option) is absent or an executable file."""
+    if path is not None and not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise SystemExit(f"--peer {path}: not an executable file (build mmstrat with ../shared/tools/build-mmstrat.sh)")
+
+
 def peer_rules(spec: str) -> str | None:
     """mmstrat's name of a game (-r), or None when it has no such game (no leading zero)."""
     name, size, *rest = spec.split(":")
@@ -82,7 +88,7 @@ def merged_rows(name: str, rows: list[list[str]], key: int) -> tuple[list[list[s
     fresh = {tuple(row[:key]): row for row in rows}
     old = []
     if path.exists():
-        for line in path.read_text().splitlines()[4:]:
+        for line in path.read_text().splitlines()[4:]:  # after write_table's title, blank line, header, rule
             if not line.startswith("| "):
                 break
             old.append([cell.strip() for cell in line.strip()[1:-1].split("|")])

@@ -597,14 +597,20 @@ def squares_from_counters(scratch, probes, n, n_classes):
 @numba.njit(cache=True)
 def _keys(S, d, zs, params):
     """The 128-bit key of (S, d) and the offset between stored and true values (see P_SHIFT)."""
-    shift = params[P_SHIFT] != 0
-    dk = 0 if shift else d
-    k1 = zs[2, dk]
-    k2 = zs[3, dk]
+    k1, k2, off = _key_base(d, S.shape[0], zs, params)
     for i in range(S.shape[0]):
         k1 ^= zs[0, S[i]]
         k2 ^= zs[1, S[i]]
-    return k1, k2, (d * S.shape[0] if shift else 0)
+    return k1, k2, off
+
+
+@numba.njit(cache=True)
+def _key_base(d, n, zs, params):
+    """The key of an empty set at depth d, and the offset of a set of n secrets there: each secret's
+    two words are XORed in by the caller (_keys from an array, bound_part from a bit set)."""
+    shift = params[P_SHIFT] != 0
+    dk = 0 if shift else d
+    return zs[2, dk], zs[3, dk], (d * n if shift else 0)
 
 
 @numba.njit(cache=True)
@@ -870,16 +876,13 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
     candidate's split of the part (one popcount per answer), then the shortcut for a candidate whose parts
     are all exact and meet the bound."""
     n = popcount(mask)
-    dk = 0 if params[P_SHIFT] != 0 else d
-    k1 = zs[2, dk]
-    k2 = zs[3, dk]
+    k1, k2, off = _key_base(d, n, zs, params)
     x = mask
     while x:
         i = lowest_bit(x)
         k1 ^= zs[0, S[i]]
         k2 ^= zs[1, S[i]]
         x &= x - np.uint64(1)
-    off = d * n if params[P_SHIFT] != 0 else 0
     lb0, probe = tt_bound(tt, counters, k1, k2, off, level_fill(n, b, d, bounds))
     if probe >= 0 or lb0 >= INF:
         return lb0, probe
