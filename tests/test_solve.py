@@ -1,6 +1,8 @@
 """The exact engine reproduces published optima (../shared/reference/published-results.md)."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from strategy.feedback_table import game_table
@@ -130,7 +132,12 @@ def test_recursive_search_compiles_to_one_overload():
 
 def brute_force_total(spec: str, consistent_only: bool) -> int:
     """An independent exhaustive search: plain recursion over subsets, memoised, no symmetry, no bounds beyond 2|S|-1."""
-    import functools
+    return brute_force_value(spec, consistent_only)(tuple(range(len(parse_game(spec).codes()))))
+
+
+@functools.lru_cache(maxsize=None)
+def brute_force_value(spec: str, consistent_only: bool):
+    """T(S), the least total of a tree over the secrets S (a tuple of code indices), by that exhaustive search."""
 
     from strategy.rules import feedback
 
@@ -155,7 +162,7 @@ def brute_force_total(spec: str, consistent_only: bool) -> int:
             best = min(best, len(S) + sum(total(tuple(v)) for v in parts.values()))
         return best
 
-    return total(tuple(range(len(codes))))
+    return total
 
 
 @pytest.mark.parametrize("spec", ["bulls:3x5", "mastermind:3x3", "bulls:3x4:nz", "bulls:2x6"])
@@ -366,3 +373,26 @@ def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, cons
     got = exact.bound_part(params, bounds, zs, tt_part, counters, S, exact.answer_masks(gt.table, S, n_classes), mask, d, b)
     assert got == expected and np.array_equal(tt_part, tt_set)
     assert np.array_equal(exact.members(S, mask), S[bits])
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(3, 12), slack=st.integers(0, 6), seed=st.integers(0, 2**32 - 1))
+def test_a_node_settled_by_its_scan_has_that_value(n, slack, seed):
+    """first_optimal names a probe only when its bound is the set's exact value (checked against the
+    exhaustive search), whatever valid lower bound of the set the caller knew."""
+    spec = "bulls:3x5"
+    gt = game_table(parse_game(spec))
+    N, n_classes = gt.size, len(gt.answers)
+    S = np.sort(np.random.default_rng(seed).choice(N, n, replace=False)).astype(np.int32)
+    value = brute_force_value(spec, False)(tuple(int(s) for s in S))
+    bounds = exact.make_bounds(_costs("total", 0), n_classes, exact.TABLE_DEPTHS, 300)
+    probes = np.arange(N, dtype=np.int32)
+    lb, sq, ex = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64), np.empty(N, dtype=np.bool_)
+    exact.scan(gt.table, S, probes, 0, n_classes - 1, bounds, n_classes, gt.win, lb, sq, ex)
+    known = max(0, value - slack)
+    i = exact.first_optimal(lb, ex, N, known)
+    assert exact.first_optimal(lb, ex, N, -1) == -1
+    if i >= 0:
+        assert lb[i] == value and ex[i] and not any(lb[j] == value and ex[j] for j in range(i))
+    else:
+        assert not any(lb[j] == max(known, lb.min()) and ex[j] for j in range(N))

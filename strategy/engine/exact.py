@@ -25,7 +25,8 @@ probes whose bound is below the cut-off are reduced to their symmetry classes.
 
 Probes are tried by increasing bound (then sum of squared part sizes, then code), popped from a heap
 since most nodes stop after a few, parts largest first with the cut-off left by the others'
-bounds; a scan stops at the first probe whose exact value meets the node's lower bound. At a node of
+bounds. A node is settled by its scan alone when a probe whose parts are all exact (one or two secrets)
+has the least bound of all probes, or meets the node's known lower bound. At a node of
 at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
 (`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
@@ -715,6 +716,27 @@ def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history
 
 
 @numba.njit(cache=True)
+def first_optimal(lb, ex, P, stop_at):
+    """The first of P probes proven optimal by the scan alone, or -1 (always with stop_at < 0).
+
+    A probe whose parts are all exact has its bound as its value; it is optimal when that value is the
+    least bound of every probe (the scan covers them all), or the set's known lower bound `stop_at` if higher."""
+    if stop_at < 0:
+        return -1
+    least = INF
+    for i in range(P):
+        if lb[i] < least:
+            least = lb[i]
+    target = max(least, stop_at)
+    if target >= INF:
+        return -1  # nothing feasible: left to the caller's cut-off
+    for i in range(P):
+        if lb[i] == target and ex[i]:
+            return i
+    return -1
+
+
+@numba.njit(cache=True)
 def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, pool, every, d, b, bounds,
                          history, beta, stop_at, scratch):
     """probe_bounds for a small set: the byte-counter kernel bounds every probe of `pool` (every code of the
@@ -728,14 +750,15 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     P0 = pool.shape[0]
     counters[C_PAIRS] += n * P0
     b_here = fast_bounds(table, S, pool, every, d, b, bounds, n_classes, params[P_WIN], scratch)
+    stop = first_optimal(lb_all, ex_all, P0, stop_at)
+    if stop >= 0:
+        return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.bool_), b_here, np.int64(pool[stop]), lb_all[stop])
     fail_lb = INF
     cand = np.empty(P0, dtype=all_probes.dtype)
     alive = 0
     for i in range(P0):
         v = lb_all[i]
-        if v == stop_at and ex_all[i]:
-            return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
-                    np.empty(0, dtype=np.bool_), b_here, np.int64(pool[i]), INF)
         if v < beta:
             cand[alive] = pool[i]
             alive += 1
@@ -764,9 +787,9 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
     """Bounds of the probes worth trying at a node.
 
     Returns (probes, their bounds, sums of squares, exact flags, b_here, stop, fail_lb): `probes`
-    are canonical and have a bound below `beta`; `stop` >= 0 is a probe that is proven optimal
-    (all parts exact and its bound equals `stop_at`), in which case nothing else is returned;
-    `fail_lb` is the least bound among the probes left out (INF if none).
+    are canonical and have a bound below `beta`; `stop` >= 0 is a probe that is proven optimal (see
+    first_optimal; `stop_at` < 0: never), in which case nothing else is returned and `fail_lb` is its
+    value; otherwise `fail_lb` is the least bound among the probes left out (INF if none).
     """
     n = S.shape[0]
     n_classes = params[P_CLASSES]
@@ -787,11 +810,12 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
     sq = np.empty(P, dtype=np.int64)
     ex = np.empty(P, dtype=np.bool_)
     b_here = scan(table, S, probes, d, b, bounds, n_classes, win, lb, sq, ex)
+    stop = first_optimal(lb, ex, P, stop_at)
+    if stop >= 0:
+        return empty, e64, e64, eb, b_here, probes[stop], lb[stop]
     fail_lb = INF
     alive = 0
     for pi in range(P):
-        if lb[pi] == stop_at and ex[pi]:
-            return empty, e64, e64, eb, b_here, probes[pi], INF
         if lb[pi] < beta:
             alive += 1
         elif lb[pi] < fail_lb:
@@ -1056,9 +1080,9 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         probes, lb, sq, ex, b_here, stop, fail_lb = probe_bounds(
             table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
             beta, lb0, scratch)
-        if stop >= 0:
-            tt_store(tt, k1, k2, lb0 - off, stop, True, n)
-            return lb0, stop
+        if stop >= 0:  # proven optimal by the scan; fail_lb is then its value
+            tt_store(tt, k1, k2, fail_lb - off, stop, True, n)
+            return fail_lb, stop
     queue, mask = probe_queue(lb, sq)
 
     # a typed -1: a literal argument would make numba compile a second overload of this recursive
