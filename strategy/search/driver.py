@@ -65,6 +65,7 @@ FINE_FROM_SLOTS = 8
 QUICK_SECONDS = 0.004
 QUICK_MAX_SIZE = 600  # larger sets are not tried: one scan of their probes can outlast the timer (it is checked
 # between subproblems), and a driver stuck in it would not answer Ctrl-C
+PROGRESS_SECONDS = 0.2  # how often the progress callback is given the share settled
 MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
@@ -542,6 +543,7 @@ class Driver:
         root = SetNode(self, S, 0, np.zeros(0, dtype=np.int64), e.root_branching, None, ())
         self.root = root
         self.push((), ("set", root))
+        next_report = 0.0
         try:
             while not root.done:
                 while self.ready and self.executor.running() + len(self.quick_done) < self.executor.slots:
@@ -561,8 +563,9 @@ class Driver:
                 for f in done + self.executor.done(0.0 if done else 0.2):
                     self.finished(f)
                 self.push_cutoffs()
-                if self.progress:
+                if self.progress and time.perf_counter() >= next_report:  # a walk of the whole search: not per task
                     self.progress(root.progress())
+                    next_report = time.perf_counter() + PROGRESS_SECONDS
         finally:
             if self.store is not None:
                 self.store.commit()

@@ -180,7 +180,7 @@ class Session:
                 bar.update(int(settled) - bar.n)
 
         self.driver = Driver(engine, spec, self.executor, self.store, self.plan, self.log if self._log else None,
-                             advance)
+                             advance if self.progress else None)
         try:
             out = self.driver.solve(np.arange(self.gt.size, dtype=np.int32), beta)
         finally:
