@@ -937,8 +937,9 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
         if small and total < best:
             best = total
             best_i = i
-        if small and total == lb0 and at_lb0 < 0:
-            at_lb0 = i
+        if small and total == lb0:
+            at_lb0 = i  # optimal: no candidate can do better than the known bound (so node_lb <= lb0 below)
+            break
     if node_lb <= lb0:
         node_lb = lb0
         best_i = at_lb0
