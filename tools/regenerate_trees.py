@@ -230,7 +230,8 @@ def write_unfinished(names: list[str]) -> None:
                  f"projected proof on {PROJECTED_WORKERS} workers", "published"], rows,
                 "The lower bound is proven; the best tree found is verified over every secret and ships as "
                 "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
-                "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound. "
+                "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound, "
+                "and an optimistic one, since the settled share grows fastest at the start of a run. "
                 "Run the same command again to resume from the stores (without them, from the shipped bound and tree).")
 
 
