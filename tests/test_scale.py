@@ -88,18 +88,18 @@ def test_a_local_worker_killed_mid_run_is_replaced(monkeypatch):
     from strategy.search import executors
 
     alone = solved("mastermind:4x6", jobs=1)
-    pools = []
-    original = executors.LocalProcesses.__init__
+    original = executors.LocalProcesses.submit
+    submitted = []
 
-    def remember(self, jobs):
-        original(self, jobs)
-        pools.append(self)
+    def submit_then_kill(self, spec, task):  # a worker dies while tasks are out, however fast the machine
+        handle = original(self, spec, task)
+        submitted.append(handle)
+        if len(submitted) == 4:
+            os.kill(self.worker_pids()[0], signal.SIGKILL)
+        return handle
 
-    monkeypatch.setattr(executors.LocalProcesses, "__init__", remember)
-    done = threading.Event()
-    _kill_a_worker_soon(lambda: pools[0].worker_pids() if pools else [], 0.8, done)
+    monkeypatch.setattr(executors.LocalProcesses, "submit", submit_then_kill)
     report = solved("mastermind:4x6", jobs=2, plan="fine")
-    done.set()
     assert report.run["lost_workers"] >= 1, "the worker was not killed during the run"
     assert report.tree == alone.tree
 
