@@ -185,6 +185,33 @@ def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     assert resumed["tree"] == uninterrupted.tree
 
 
+def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resumes_to_the_same_tree(tmp_path):
+    """The shipped form of a store (tools/regenerate_trees.py): a subset of its results is still a store."""
+    from strategy.search.store import Store, compact
+
+    store, small = tmp_path / "s.db", tmp_path / "small.db"
+    first = run_cli("solve", "--game", "bulls:4x8", "--jobs", "2", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json"))
+    assert first.returncode == 0, first.stderr
+    con = sqlite3.connect(store)
+    exact, bounds = (con.execute(f"SELECT count(*) FROM results WHERE exact = {e}").fetchone()[0] for e in (1, 0))
+    times = sorted(row[0] for row in con.execute("SELECT seconds FROM results WHERE exact = 0"))
+    con.close()
+    cut = times[len(times) // 2]  # the median time of a bound: about half of them are kept
+    slow = sum(t >= cut for t in times)
+    assert 0 < slow < bounds and exact > 1
+    assert compact(store, small, cut) == exact + slow
+    assert Store(small, parse_game("bulls:4x8"), False).count() == exact + slow
+    assert compact(store, small, float("inf")) == exact  # replaced whole
+    con = sqlite3.connect(small)
+    con.execute("DELETE FROM results WHERE depth = 0")  # as if the run had been interrupted before the root
+    con.commit()
+    con.close()
+    again = run_cli("solve", "--game", "bulls:4x8", "--jobs", "2", "--store", str(small), "--quiet", "-o", str(tmp_path / "b.json"))
+    assert again.returncode == 0 and f"{exact - 1} subproblems already solved" in again.stderr, again.stderr
+    assert orjson.loads((tmp_path / "b.json").read_bytes())["tree"] == orjson.loads((tmp_path / "a.json").read_bytes())["tree"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
 def test_a_store_for_another_game_or_a_damaged_one_is_refused(tmp_path):
     store = tmp_path / "s.db"
     assert run_cli("solve", "--game", "bulls:3x6", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json")).returncode == 0

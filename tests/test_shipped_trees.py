@@ -116,3 +116,36 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found():
     unfinished = {regenerate_trees.best_found_path(n).name for n in names if not regenerate_trees.shipped_path(n)}
     assert {name for name in SHIPPED if "-best-found" in name} <= unfinished
     assert len(rows) == sum((TREES / name).exists() for name in unfinished) >= 2
+
+
+PROGRESS = sorted((TREES / "progress").glob("*.db.xz"))
+
+
+@pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
+def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, monkeypatch):
+    """The compacted store of an unfinished frontier solve comes back as a store of its game, with the time
+    its best trees found record, so that the next machine resumes where the last one stopped."""
+    import sys
+
+    from strategy.rules import parse_game
+    from strategy.search.store import Store
+
+    from .conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import regenerate_trees
+
+    monkeypatch.setattr(regenerate_trees, "STORES", tmp_path)
+    path = tmp_path / shipped.name.removesuffix(".xz")
+    users = regenerate_trees.sharing(path)
+    unfinished = [name for name in users if regenerate_trees.best_found_path(name).exists()]
+    assert unfinished, f"{shipped.name} is shipped for no unfinished solve"
+    regenerate_trees.restore(path)
+    args = regenerate_trees.frontier()[users[0]]
+    store = Store(path, parse_game(args[args.index("--game") + 1]), "--consistent-only" in args)
+    assert store.count(exact=True) >= 1 and store.count(exact=False) >= 1
+    store.close()
+    for name in unfinished:
+        record = tree.load(regenerate_trees.best_found_path(name)).generator["frontier"]
+        assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
+        assert float((tmp_path / f"{name}.carried").read_text()) == record["worker_seconds"]

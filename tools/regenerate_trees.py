@@ -3,18 +3,20 @@
 Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS] [--jobs N]
        python tools/regenerate_trees.py --frontier --table
 
-Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written
-through a temporary file (gzipped when over 1 MB). With --frontier the open games are solved too (every
-objective of the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a
-task log in stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command
-again. --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was
-proven, and the best complete tree found, with its proven lower bound and the time spent on the store, is
-verified and shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped.
-Every solve is given the shipped trees of its game, best found included (--incumbent), so neither the best
-tree found nor the proven bound gets worse from one run to the next, even on a machine without the stores.
-At the end the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap,
-time spent, projected time on a cluster) and the README's tables are regenerated from the shipped trees;
---table does only that.
+Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written through
+a temporary file (gzipped when over 1 MB). With --frontier the open games are solved too (every objective of
+the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a task log in
+stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command again. The
+store of an unfinished solve also ships, compacted (its exact results and its slower bounds), as
+trees/progress/GAME.db.xz, and comes back from there, with the time spent on it, on a machine without it.
+--budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was proven, and
+the best complete tree found, with its proven lower bound and the time spent on the store, is verified and
+shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped. Every solve
+is given the shipped trees of its game, best found included (--incumbent), so neither the best tree found
+nor the proven bound gets worse from one run to the next, even on a machine without the stores. At the end
+the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
+projected time on a cluster) and the README's tables are regenerated from the shipped trees; --table does
+only that.
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import lzma
 import signal
 import subprocess
 import sys
@@ -41,9 +44,12 @@ from simulate_scaling import makespan  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
 from strategy.io.verify import verify  # noqa: E402
+from strategy.search.store import compact  # noqa: E402
 
 STORES = ROOT / "stores"
 PARTIAL = ROOT / "build" / "partial"
+PROGRESS = ROOT / "trees" / "progress"  # the stores of unfinished solves, compacted, so the next machine resumes them
+SHIP_MIN_SECONDS = 0.02  # bounds quicker to prove than this are left out of a shipped store (found again at once)
 
 CORE = {
     "bulls-3x10-total": ["--game", "bulls:3x10"],
@@ -108,9 +114,52 @@ def incumbents(name: str, args: list[str]) -> list[str]:
     return [option for path in paths if path and path.exists() for option in ("--incumbent", str(path))]
 
 
+def store_path(args: list[str]) -> Path:
+    return Path(args[args.index("--store") + 1])
+
+
+def sharing(store: Path) -> list[str]:
+    """The frontier solves that keep their results in this store."""
+    return [name for name, args in frontier().items() if store_path(args) == store]
+
+
+def restore(store: Path) -> None:
+    """A store lost with its machine comes back from its shipped copy, with the time spent on it so far (the
+    records of the best trees found), so that the frontier moves on from one machine to the next."""
+    shipped = PROGRESS / f"{store.stem}.db.xz"
+    if store.exists() or not shipped.exists():
+        return
+    write_atomic(store, lzma.decompress(shipped.read_bytes()))
+    for name in sharing(store):
+        best = best_found_path(name)
+        record = tree_io.load(best).generator.get("frontier") if best.exists() else None
+        if record:
+            (STORES / f"{name}.seconds").write_text(f"{record['wall_seconds']}\n")
+            (STORES / f"{name}.carried").write_text(f"{record['worker_seconds']}\n")
+    print(f"restored {store.name} from {shipped.relative_to(ROOT)}", flush=True)
+
+
+def ship(store: Path) -> None:
+    """Ship the store of unfinished solves compacted (exact results and the slower bounds), or drop the shipped
+    copy once every solve that uses it is proven."""
+    shipped = PROGRESS / f"{store.stem}.db.xz"
+    if not any(best_found_path(name).exists() for name in sharing(store)):
+        shipped.unlink(missing_ok=True)
+        return
+    PROGRESS.mkdir(parents=True, exist_ok=True)
+    part = STORES / f"{store.stem}.compact.db"
+    kept = compact(store, part, SHIP_MIN_SECONDS)
+    write_atomic(shipped, lzma.compress(part.read_bytes(), preset=9))
+    part.unlink()
+    print(f"  shipped {kept} results of {store.name} as {shipped.relative_to(ROOT)} "
+          f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
+
+
 def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> None:
     STORES.mkdir(exist_ok=True)
     PARTIAL.mkdir(parents=True, exist_ok=True)
+    if "--store" in args:
+        restore(store_path(args))
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
@@ -137,10 +186,14 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
                                          "worker_seconds": round(work, 1), "efficiency": round(efficiency, 4),
                                          "workers": PROJECTED_WORKERS}
             tree_io.save(doc, best)
+        if "--store" in args:
+            ship(store_path(args))
         return
     if process.returncode:
         raise SystemExit(f"{name}: {err.strip()}")
     best.unlink(missing_ok=True)  # a proven tree replaces the best found
+    if "--store" in args:
+        ship(store_path(args))
     (PARTIAL / f"{name}.json.gz").unlink(missing_ok=True)
     if out.stat().st_size > 1 << 20:  # large trees ship gzipped (every command reads them)
         write_atomic(out.with_suffix(".json.gz"), gzip.compress(out.read_bytes(), compresslevel=9, mtime=0))
@@ -155,9 +208,11 @@ def task_record(name: str) -> tuple[float, float]:
     """(worker seconds over every run on this store, parallel efficiency on PROJECTED_WORKERS simulated from
     the last run's task log)."""
     log = STORES / f"{name}.log"
+    carried = STORES / f"{name}.carried"  # worker time spent on machines before the store was restored here
+    work = float(carried.read_text()) if carried.exists() else 0.0
     if not log.exists() or not log.read_text().strip():
-        return 0.0, 0.0
-    work = sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
+        return work, 0.0
+    work += sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
     last = load_log(str(log), None)
     return work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS
 
@@ -232,7 +287,7 @@ def write_unfinished(names: list[str]) -> None:
                 "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
                 "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound, "
                 "and an optimistic one, since the settled share grows fastest at the start of a run. "
-                "Run the same command again to resume from the stores (without them, from the shipped bound and tree).")
+                "Run the same command again to resume from the stores (restored from `trees/progress/` on a new machine).")
 
 
 def main() -> None:

@@ -140,5 +140,32 @@ class Store:
             self.con.close()
 
 
+def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: float) -> int:
+    """Copy a store into a new file with every exact result and the bounds that took at least `min_seconds`
+    to prove (the many quick ones cost less to find again than to carry): a store small enough to ship.
+    Returns the number of results kept; the target is written whole or not at all."""
+    target = os.fspath(target)
+    part = f"{target}.tmp"
+    if os.path.exists(part):
+        os.unlink(part)
+    con = sqlite3.connect(os.fspath(source), isolation_level=None)
+    try:
+        con.execute("ATTACH DATABASE ? AS out", (part,))
+        con.executescript("BEGIN;" + SCHEMA.replace("EXISTS ", "EXISTS out.") + "COMMIT;")
+        con.execute("BEGIN")
+        con.execute("INSERT INTO out.meta SELECT * FROM meta")
+        kept = con.execute("INSERT INTO out.results SELECT * FROM results WHERE exact = 1 OR seconds >= ?",
+                           (min_seconds,)).rowcount
+        con.execute("COMMIT")
+        con.execute("DETACH DATABASE out")
+    except sqlite3.DatabaseError as e:
+        raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
+    finally:
+        con.close()
+    sqlite3.connect(part).execute("VACUUM").connection.close()
+    os.replace(part, target)
+    return kept
+
+
 def _unpack(blob: bytes | None) -> dict | None:
     return orjson.loads(zlib.decompress(blob)) if blob is not None else None
