@@ -13,8 +13,10 @@ import os
 import random
 import signal
 import sys
+import threading
 import traceback
-from typing import Callable, NoReturn, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, NoReturn, Sequence
 
 import orjson
 
@@ -25,6 +27,7 @@ from .rules import GameError, parse_game
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
 EXIT_USAGE = 2
+WARM_UP_GAME = "bulls:3x8"  # the first run after install compiles on this game (336 codes: the driver splits it)
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 MAX_JOBS = os.cpu_count() or 1
@@ -85,6 +88,36 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+@contextmanager
+def _compiling(what: str, show: bool) -> Iterator[None]:
+    """numba compiles in silence (a minute or more on a slow machine): say so, and on a terminal count the
+    seconds until the body returns."""
+    if not show:
+        yield
+        return
+    if not sys.stderr.isatty():
+        _log(f"compiling {what} (once after install)")
+        yield
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(desc=f"compiling {what} (once after install)", bar_format="{desc}: {elapsed}", file=sys.stderr)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            bar.refresh()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        ticker.join()
+        bar.close()
+
+
 def _print_json(obj: object) -> None:
     sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
     sys.stdout.flush()
@@ -110,7 +143,7 @@ def _needs_output_for_json(args: argparse.Namespace) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
-    from .search.heuristics import build_checked
+    from .search.heuristics import build_checked, warm_up
 
     from .engine import compiled, greedy
 
@@ -118,8 +151,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     _needs_output_for_json(args)
     check_output(args.output if args.output != "-" else None, "tree file")
     first_code = game.parse_code(args.first) if args.first else None
-    if not args.quiet and not args.json and not compiled(greedy, "build_steps"):
-        _log("compiling the tree builder (once after install, about 20 s)")
+    if not compiled(greedy, "build_steps"):
+        with _compiling("the tree builder", not args.quiet and not args.json):
+            warm_up(WARM_UP_GAME, args.strategy)
     first = game.codes().index(first_code) if first_code else None
     root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed, progress=not args.quiet)
     generator = {"tool": f"strategy {__version__}", "strategy": args.strategy, "consistent_only": args.consistent_only}
@@ -217,7 +251,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
     from .io.verify import measure
-    from .search.solve import describe, solve_game, validate
+    from .search.solve import describe, solve_game, validate, warm_up
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
@@ -240,8 +274,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
     if not args.json:
         _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
-        if not compiled(exact, "solve"):
-            _log("compiling the search engine (once after install, about 30 s)")
+    if not compiled(exact, "solve"):
+        with _compiling("the search engine", not args.json):
+            warm_up(WARM_UP_GAME)
     known = [_known_tree(path, game, args.consistent_only) for path in args.incumbent]
     incumbents = [doc.root for doc in known]
     earlier, known_bounds = _earlier_partial(args.partial, game, args.consistent_only)

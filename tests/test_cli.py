@@ -60,3 +60,56 @@ def test_tampered_tree_fails_verification(tmp_path):
 def test_python_dash_m_and_version():
     r = run_cli("--version")
     assert r.returncode == 0 and r.stdout.startswith("strategy ")
+
+
+def test_compiling_is_announced_and_timed_on_a_terminal(monkeypatch):
+    """The first run after install compiles for a minute or more on a slow machine: never in silence."""
+    import io
+    import sys
+    import time
+
+    from strategy import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with cli._compiling("the search engine", True):
+        time.sleep(2.2)
+    shown = term.getvalue()
+    assert shown.count("compiling the search engine (once after install): 00:0") >= 3 and shown.endswith("\n")
+    assert "compiling the search engine (once after install): 00:02" in shown
+    plain = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", plain)
+    with cli._compiling("the tree builder", True):
+        pass
+    with cli._compiling("the tree builder", False):
+        pass
+    assert plain.getvalue() == "compiling the tree builder (once after install)\n"
+
+
+@pytest.mark.parametrize("command", ["solve", "build"])
+def test_the_warm_up_calls_every_compiled_entry_point_of_a_command(command):
+    """What a solve or a build calls from Python is compiled (or loaded) by its warm-up, before any worker or
+    thread starts: a compile later on would be silent (and, for a solve, repeated in every worker)."""
+    import re
+
+    import numba
+
+    from strategy.engine import exact, greedy
+    from strategy.search import heuristics, solve
+
+    from .conftest import ROOT
+
+    module, prefix = (exact, "exact") if command == "solve" else (greedy, "greedy")
+    called = {name for path in (ROOT / "strategy" / "search").glob("*.py")
+              for name in re.findall(rf"\b{prefix}\.(\w+)", path.read_text())}
+    entry = sorted(name for name in called if isinstance(getattr(module, name, None), numba.core.registry.CPUDispatcher))
+    assert len(entry) >= 5  # the parser found the calls
+    if command == "solve":
+        solve.warm_up("bulls:3x8")
+    else:
+        heuristics.warm_up("bulls:3x8", "entropy")
+    assert [name for name in entry if not getattr(module, name).signatures] == []

@@ -80,6 +80,18 @@ def build_checked(
     return _as_tree(gc, state), _check(gc, state, cand)
 
 
+def warm_up(spec: str, strategy: str) -> None:
+    """Build a small game's tree, and scan its root as a big node is scanned by threads, so that every kernel
+    a build calls is compiled (or loaded from numba's cache) here, once."""
+    from ..rules import parse_game
+
+    gc = game_codes(parse_game(spec))
+    build_checked(gc, strategy, progress=False, threads=2)
+    codes = np.arange(gc.size, dtype=np.int32)
+    with ThreadPoolExecutor(2) as executor:
+        _Steps(gc, strategy, False, 0, gc.size).scanner(executor, 2)(codes, codes)
+
+
 PARALLEL_TREE = 1000  # candidates from which the subtrees under the first question go to threads
 
 

@@ -282,6 +282,21 @@ def validate(objective: str, max_depth: int | None, against: list[int] | None = 
         raise GameError("--against applies to the win objective only")
 
 
+def warm_up(spec: str) -> None:
+    """Solve a small game in this process with the driver splitting it, so that every kernel a solve calls is
+    compiled here, once, before any worker starts (the workers then load numba's cache instead of each
+    compiling the same code at the same time)."""
+    from ..feedback_table import game_table
+    from ..rules import parse_game
+
+    gt = game_table(parse_game(spec))
+    solve_game(gt, "total", jobs=1, progress=False, plan="coarse")
+    min_depth_bound(gt)  # the worst-case objectives start here
+    engine = Engine(gt, Spec(gt.game, objectives.total(), False, tt_bits=4))
+    for n in (exact.BYTES_MAX, gt.size):  # both kernels of `branching` (a probe task's extraction calls it)
+        engine.branching(np.arange(n, dtype=np.int32))
+
+
 def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, consistent_only: bool = False,
                jobs: int | None = None, tt_bits: int | None = None, progress: bool = True,
                scheduler: str | None = None, store: str | None = None, log: str | None = None,

@@ -70,10 +70,6 @@ class Engine:
 
     def branching(self, S: np.ndarray) -> int:
         """The most non-winning parts any probe makes of S (what a node passes to its children)."""
-        N = self.gt.size
-        lb = np.empty(N, dtype=np.int64)
-        sq = np.empty(N, dtype=np.int64)
-        ex = np.empty(N, dtype=np.bool_)
         if len(S) <= exact.BYTES_MAX and not self.spec.consistent_only:
             return int(exact.fast_bounds(self.gt.table, S, self.all_probes, True, 0, self.root_branching, self.bounds,
                                          len(self.gt.answers), self.gt.win, self.scratch))
