@@ -274,9 +274,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
     if not args.json:
         _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
-    if not compiled(exact, "solve"):
-        with _compiling("the search engine", not args.json):
-            warm_up(WARM_UP_GAME)
     known = [_known_tree(path, game, args.consistent_only) for path in args.incumbent]
     incumbents = [doc.root for doc in known]
     earlier, known_bounds = _earlier_partial(args.partial, game, args.consistent_only)
@@ -290,6 +287,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         for stage, bound in bounds.items():
             known_bounds[stage] = max(bound, known_bounds.get(stage, 0))
     gt = game_table(game)
+    if not compiled(exact, "solve"):  # after every check of the input: a wrong argument does not wait for it
+        with _compiling("the search engine", not args.json):
+            warm_up(WARM_UP_GAME)
     try:
         report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
                             progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
