@@ -155,7 +155,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         with _compiling("the tree builder", not args.quiet and not args.json):
             warm_up(WARM_UP_GAME, args.strategy)
     first = game.codes().index(first_code) if first_code else None
-    root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed, progress=not args.quiet)
+    root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed,
+                                progress=not args.quiet and not args.json)
     generator = {"tool": f"strategy {__version__}", "strategy": args.strategy, "consistent_only": args.consistent_only}
     if args.first:
         generator["first"] = game.format_code(first_code)
@@ -292,8 +293,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             warm_up(WARM_UP_GAME)
     try:
         report = solve_game(gt, args.objective, args.max_depth, args.consistent_only, args.jobs,
-                            progress=not args.quiet, scheduler=args.scheduler, store=args.store, log=args.log,
-                            plan=args.plan, on_start=None if args.json else _log, against=against,
+                            progress=not args.quiet and not args.json, scheduler=args.scheduler, store=args.store,
+                            log=args.log, plan=args.plan, on_start=None if args.json else _log, against=against,
                             rule=args.rule, seat=args.seat, incumbents=incumbents, known_bounds=known_bounds)
     except ConnectionError as e:  # an unreachable scheduler, or tasks no worker can run
         _report_partial(getattr(e, "partial", None), game, args)

@@ -268,7 +268,7 @@ def test_solve_and_build_json(tmp_path):
     assert r.returncode == 0 and doc["proven"]["total"] == 436 == doc["stats"]["total"] and r.stderr == ""
     r = run_cli("build", "--game", "mastermind:4x6", "--strategy", "minimax", "--json", "-o", str(tmp_path / "b.json"))
     doc = json.loads(r.stdout)
-    assert r.returncode == 0 and doc["stats"]["total"] == 5801 and doc["stats"]["worst"] == 5
+    assert r.returncode == 0 and doc["stats"]["total"] == 5801 and doc["stats"]["worst"] == 5 and r.stderr == ""
 
 
 def test_every_event_kind_was_produced_and_valid():
