@@ -190,7 +190,7 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     from strategy.search.store import Store, compact
 
     store, small = tmp_path / "s.db", tmp_path / "small.db"
-    first = run_cli("solve", "--game", "bulls:4x8", "--jobs", "2", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json"))
+    first = run_cli("solve", "--game", "bulls:4x7", "--jobs", "2", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json"))
     assert first.returncode == 0, first.stderr
     con = sqlite3.connect(store)
     exact, bounds = (con.execute(f"SELECT count(*) FROM results WHERE exact = {e}").fetchone()[0] for e in (1, 0))
@@ -200,13 +200,13 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     slow = sum(t >= cut for t in times)
     assert 0 < slow < bounds and exact > 1
     assert compact(store, small, cut) == exact + slow
-    assert Store(small, parse_game("bulls:4x8"), False).count() == exact + slow
+    assert Store(small, parse_game("bulls:4x7"), False).count() == exact + slow
     assert compact(store, small, float("inf")) == exact  # replaced whole
     con = sqlite3.connect(small)
     con.execute("DELETE FROM results WHERE depth = 0")  # as if the run had been interrupted before the root
     con.commit()
     con.close()
-    again = run_cli("solve", "--game", "bulls:4x8", "--jobs", "2", "--store", str(small), "--quiet", "-o", str(tmp_path / "b.json"))
+    again = run_cli("solve", "--game", "bulls:4x7", "--jobs", "2", "--store", str(small), "--quiet", "-o", str(tmp_path / "b.json"))
     assert again.returncode == 0 and f"{exact - 1} subproblems already solved" in again.stderr, again.stderr
     assert orjson.loads((tmp_path / "b.json").read_bytes())["tree"] == orjson.loads((tmp_path / "a.json").read_bytes())["tree"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
