@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import lzma
+import os
 import signal
 import subprocess
 import sys
@@ -129,14 +130,17 @@ def restore(store: Path) -> None:
     shipped = PROGRESS / f"{store.stem}.db.xz"
     if store.exists() or not shipped.exists():
         return
-    write_atomic(store, lzma.decompress(shipped.read_bytes()))
+    try:
+        write_atomic(store, lzma.decompress(shipped.read_bytes()))
+    except lzma.LZMAError as e:
+        raise SystemExit(f"{os.path.relpath(shipped, ROOT)} is damaged ({e}): delete it to start that store afresh") from None
     for name in sharing(store):
         best = best_found_path(name)
         record = tree_io.load(best).generator.get("frontier") if best.exists() else None
         if record:
             (STORES / f"{name}.seconds").write_text(f"{record['wall_seconds']}\n")
             (STORES / f"{name}.carried").write_text(f"{record['worker_seconds']}\n")
-    print(f"restored {store.name} from {shipped.relative_to(ROOT)}", flush=True)
+    print(f"restored {store.name} from {os.path.relpath(shipped, ROOT)}", flush=True)
 
 
 def ship(store: Path) -> None:
@@ -151,7 +155,7 @@ def ship(store: Path) -> None:
     kept = compact(store, part, SHIP_MIN_SECONDS)
     write_atomic(shipped, lzma.compress(part.read_bytes(), preset=9))
     part.unlink()
-    print(f"  shipped {kept} results of {store.name} as {shipped.relative_to(ROOT)} "
+    print(f"  shipped {kept} results of {store.name} as {os.path.relpath(shipped, ROOT)} "
           f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
 
 
