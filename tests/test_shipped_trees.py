@@ -149,3 +149,25 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
         record = tree.load(regenerate_trees.best_found_path(name)).generator["frontier"]
         assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
         assert float((tmp_path / f"{name}.carried").read_text()) == record["worker_seconds"]
+
+
+def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate():
+    """64 worker-hours settled 20%, the last 64 of them 10%: 5 h on 64 workers at the average rate, 8 h
+    for the open 80% at the last run's rate; a run that settled nothing more gives no finite projection."""
+    import sys
+
+    from .conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import regenerate_trees
+
+    hours = 3600 * 64
+    record = {"worker_seconds": hours, "efficiency": 1.0, "workers": 64,
+              "last_run": {"worker_seconds": hours, "settled_before": 0.1, "settled_after": 0.2}}
+    assert regenerate_trees.projection(record, 0.2) == "5.0 h; 8.0 h at the last run's rate"
+    record["last_run"]["settled_after"] = 0.1
+    assert regenerate_trees.projection(record, 0.1) == "10.0 h; unknown at the last run's rate (it settled no more)"
+    record["last_run"]["settled_before"] = 0.0  # a run on a new store: its rate is the average one
+    assert regenerate_trees.projection(record, 0.1) == "10.0 h"
+    del record["last_run"]
+    assert regenerate_trees.projection(record, 0.1) == "10.0 h"

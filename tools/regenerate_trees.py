@@ -164,6 +164,9 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     PARTIAL.mkdir(parents=True, exist_ok=True)
     if "--store" in args:
         restore(store_path(args))
+    best = best_found_path(name)
+    resumes = "--store" in args and store_path(args).exists() and best.exists()
+    before = float(tree_io.load(best).generator.get("progress", 0.0)) if resumes else 0.0
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
@@ -176,7 +179,6 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
             _, err = process.communicate()
     spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
     spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
-    best = best_found_path(name)
     if process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM):
         print(f"{name}: interrupted after {time.perf_counter() - start:.0f} s; run again to resume", flush=True)
         for line in err.strip().splitlines():
@@ -185,10 +187,12 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
         if partial.exists():  # ship the best tree found with its bound and time record, after walking every secret
             doc = tree_io.load(partial)
             verify(doc)
-            work, efficiency = task_record(name)
+            work, efficiency, last = task_record(name)
             doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1),
                                          "worker_seconds": round(work, 1), "efficiency": round(efficiency, 4),
-                                         "workers": PROJECTED_WORKERS}
+                                         "workers": PROJECTED_WORKERS,
+                                         "last_run": {"worker_seconds": round(last, 1), "settled_before": before,
+                                                      "settled_after": doc.generator["progress"]}}
             tree_io.save(doc, best)
         if "--store" in args:
             ship(store_path(args))
@@ -208,17 +212,18 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
             print(f"  {line}", flush=True)
 
 
-def task_record(name: str) -> tuple[float, float]:
+def task_record(name: str) -> tuple[float, float, float]:
     """(worker seconds over every run on this store, parallel efficiency on PROJECTED_WORKERS simulated from
-    the last run's task log)."""
+    the last run's task log, worker seconds of the last run)."""
     log = STORES / f"{name}.log"
     carried = STORES / f"{name}.carried"  # worker time spent on machines before the store was restored here
     work = float(carried.read_text()) if carried.exists() else 0.0
     if not log.exists() or not log.read_text().strip():
-        return work, 0.0
+        return work, 0.0, 0.0
     work += sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
     last = load_log(str(log), None)
-    return work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS
+    return (work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS,
+            sum(r["seconds"] for r in last))
 
 
 def projected_hours(record: dict, progress: float) -> float:
@@ -226,6 +231,29 @@ def projected_hours(record: dict, progress: float) -> float:
     if progress <= 0 or record["efficiency"] <= 0:
         return float("inf")
     return record["worker_seconds"] / progress / (record["workers"] * record["efficiency"]) / 3600
+
+
+def last_run_hours(record: dict) -> float | None:
+    """The share still open at the rate the last run settled it (None when the record has no last run): the
+    settled share grows fastest at the start, so this rate is the slower and likelier one once a run resumes."""
+    run = record.get("last_run")
+    if not run or record["efficiency"] <= 0:
+        return None
+    gained = run["settled_after"] - run["settled_before"]
+    if gained <= 0:
+        return float("inf")
+    return (1 - run["settled_after"]) * run["worker_seconds"] / gained / (record["workers"] * record["efficiency"]) / 3600
+
+
+def projection(record: dict, progress: float) -> str:
+    """The projected proof at the average rate of every run, then at the last run's rate when it resumed a store."""
+    overall = duration(projected_hours(record, progress))
+    last = last_run_hours(record)
+    if last is None or record["last_run"]["settled_before"] <= 0:
+        return overall
+    if last == float("inf"):
+        return f"{overall}; unknown at the last run's rate (it settled no more)"
+    return f"{overall}; {duration(last)} at the last run's rate"
 
 
 def duration(hours: float) -> str:
@@ -271,7 +299,7 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
                      *([f"{record['wall_seconds'] / 3600:.1f} h", f"{record['worker_seconds'] / 3600:.1f} h"]
                        if record else ["not recorded"] * 2), f"{100 * progress:.1f}%",
                      f"{record['efficiency']:.2f}" if record else "not recorded",
-                     duration(projected_hours(record, progress)) if record else "not recorded", PUBLISHED.get(published_key(doc.game.spec, objective,
+                     projection(record, progress) if record else "not recorded", PUBLISHED.get(published_key(doc.game.spec, objective,
                                                   doc.generator.get("consistent_only")), "none found")])
     return rows
 
@@ -290,7 +318,8 @@ def write_unfinished(names: list[str]) -> None:
                 "The lower bound is proven; the best tree found is verified over every secret and ships as "
                 "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
                 "and runs it at the efficiency simulated from the last run's task log: an extrapolation, not a bound, "
-                "and an optimistic one, since the settled share grows fastest at the start of a run. "
+                "and an optimistic one, since the settled share grows fastest at the start of a run; when the last run "
+                "resumed a store, the second figure runs the share still open at that run's rate instead. "
                 "Run the same command again to resume from the stores (restored from `trees/progress/` on a new machine).")
 
 
