@@ -27,10 +27,10 @@ from .rules import GameError, parse_game
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
 EXIT_USAGE = 2
-WARM_UP_GAME = "bulls:3x8"  # the first run after install compiles on this game (336 codes: the driver splits it)
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 MAX_JOBS = os.cpu_count() or 1
+WARM_UP_GAME = "bulls:3x8"  # the first run after install compiles on this game (336 codes: the driver splits it)
 MAX_DEPTH_OPTION = 999  # the engine's depth bounds (1000 means none)
 MAX_SEED = 2**63 - 1
 MAX_GAMES = 10_000_000

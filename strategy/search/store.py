@@ -162,7 +162,11 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
         raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
     finally:
         con.close()
-    sqlite3.connect(part).execute("VACUUM").connection.close()
+    con = sqlite3.connect(part)
+    try:
+        con.execute("VACUUM")
+    finally:
+        con.close()
     os.replace(part, target)
     return kept
 
