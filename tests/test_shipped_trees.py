@@ -7,7 +7,7 @@ from strategy.io import tree
 from strategy.io.second_table import second_question_table
 from strategy.io.verify import verify
 
-from .conftest import TREES
+from .conftest import ROOT, TREES
 
 EXPECTED = {
     # published optima; the others are checked against their own recorded proof
@@ -16,6 +16,17 @@ EXPECTED = {
     "mastermind-4x6-total-within-5.json": {"total": 5626, "worst": 5},
     "bulls-4x10-worst-then-fewest.json": {"worst": 7},
 }
+@pytest.fixture(scope="module")
+def tool():
+    """tools/regenerate_trees.py, the script that writes the frontier table and ships the stores."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import regenerate_trees
+
+    return regenerate_trees
+
+
 SHIPPED = sorted(p.name for p in TREES.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
@@ -98,22 +109,15 @@ def test_objectives_of_one_game_agree_with_each_other():
     assert checked >= 1
 
 
-def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found():
+def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
     """The table of unfinished solves is what the shipped best-found trees give (their bound, tree and time
     record), so it survives the loss of the stores; no best-found tree is left beside its proven tree."""
-    import sys
-
-    from .conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import regenerate_trees
-
-    names = list(regenerate_trees.frontier())
-    rows = regenerate_trees.unfinished_rows(names)
+    names = list(tool.frontier())
+    rows = tool.unfinished_rows(names)
     table = (ROOT / "tools" / "results" / "frontier-unfinished.md").read_text().splitlines()
     assert [line for line in table if line.startswith("| ") and not line.startswith("| game")] == [
         "| " + " | ".join(row) + " |" for row in rows]
-    unfinished = {regenerate_trees.best_found_path(n).name for n in names if not regenerate_trees.shipped_path(n)}
+    unfinished = {tool.best_found_path(n).name for n in names if not tool.shipped_path(n)}
     assert {name for name in SHIPPED if "-best-found" in name} <= unfinished
     assert len(rows) == sum((TREES / name).exists() for name in unfinished) >= 2
 
@@ -122,52 +126,38 @@ PROGRESS = sorted((TREES / "progress").glob("*.db.xz"))
 
 
 @pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
-def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, monkeypatch):
+def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, monkeypatch, tool):
     """The compacted store of an unfinished frontier solve comes back as a store of its game, with the time
     its best trees found record, so that the next machine resumes where the last one stopped."""
-    import sys
-
     from strategy.rules import parse_game
     from strategy.search.store import Store
 
-    from .conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import regenerate_trees
-
-    monkeypatch.setattr(regenerate_trees, "STORES", tmp_path)
+    monkeypatch.setattr(tool, "STORES", tmp_path)
     path = tmp_path / shipped.name.removesuffix(".xz")
-    users = regenerate_trees.sharing(path)
-    unfinished = [name for name in users if regenerate_trees.best_found_path(name).exists()]
+    users = tool.sharing(path)
+    unfinished = [name for name in users if tool.best_found_path(name).exists()]
     assert unfinished, f"{shipped.name} is shipped for no unfinished solve"
-    regenerate_trees.restore(path)
-    args = regenerate_trees.frontier()[users[0]]
+    tool.restore(path)
+    args = tool.frontier()[users[0]]
     store = Store(path, parse_game(args[args.index("--game") + 1]), "--consistent-only" in args)
     assert store.count(exact=True) >= 1  # the parts of a first probe are solved exactly, bounds come later
     store.close()
     for name in unfinished:
-        record = tree.load(regenerate_trees.best_found_path(name)).generator["frontier"]
+        record = tree.load(tool.best_found_path(name)).generator["frontier"]
         assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
         assert float((tmp_path / f"{name}.carried").read_text()) == record["worker_seconds"]
 
 
-def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate():
+def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):
     """64 worker-hours settled 20%, the last 64 of them 10%: 5 h on 64 workers at the average rate, 8 h
     for the open 80% at the last run's rate; a run that settled nothing more gives no finite projection."""
-    import sys
-
-    from .conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import regenerate_trees
-
     hours = 3600 * 64
     record = {"worker_seconds": hours, "efficiency": 1.0, "workers": 64,
               "last_run": {"worker_seconds": hours, "settled_before": 0.1, "settled_after": 0.2}}
-    assert regenerate_trees.projection(record, 0.2) == "5.0 h; 8.0 h at the last run's rate"
+    assert tool.projection(record, 0.2) == "5.0 h; 8.0 h at the last run's rate"
     record["last_run"]["settled_after"] = 0.1
-    assert regenerate_trees.projection(record, 0.1) == "10.0 h; unknown at the last run's rate (it settled no more)"
+    assert tool.projection(record, 0.1) == "10.0 h; unknown at the last run's rate (it settled no more)"
     record["last_run"]["settled_before"] = 0.0  # a run on a new store: its rate is the average one
-    assert regenerate_trees.projection(record, 0.1) == "10.0 h"
+    assert tool.projection(record, 0.1) == "10.0 h"
     del record["last_run"]
-    assert regenerate_trees.projection(record, 0.1) == "10.0 h"
+    assert tool.projection(record, 0.1) == "10.0 h"

@@ -115,8 +115,14 @@ def incumbents(name: str, args: list[str]) -> list[str]:
     return [option for path in paths if path and path.exists() for option in ("--incumbent", str(path))]
 
 
-def store_path(args: list[str]) -> Path:
-    return Path(args[args.index("--store") + 1])
+def store_path(args: list[str]) -> Path | None:
+    """The store a solve keeps its results in (None for the core trees, solved without one)."""
+    return Path(args[args.index("--store") + 1]) if "--store" in args else None
+
+
+def shipped_store(store: Path) -> Path:
+    """Where the compacted copy of a store ships."""
+    return PROGRESS / f"{store.stem}.db.xz"
 
 
 def sharing(store: Path) -> list[str]:
@@ -124,10 +130,12 @@ def sharing(store: Path) -> list[str]:
     return [name for name, args in frontier().items() if store_path(args) == store]
 
 
-def restore(store: Path) -> None:
+def restore(store: Path | None) -> None:
     """A store lost with its machine comes back from its shipped copy, with the time spent on it so far (the
     records of the best trees found), so that the frontier moves on from one machine to the next."""
-    shipped = PROGRESS / f"{store.stem}.db.xz"
+    if store is None:
+        return
+    shipped = shipped_store(store)
     if store.exists() or not shipped.exists():
         return
     try:
@@ -143,10 +151,12 @@ def restore(store: Path) -> None:
     print(f"restored {store.name} from {os.path.relpath(shipped, ROOT)}", flush=True)
 
 
-def ship(store: Path) -> None:
+def ship(store: Path | None) -> None:
     """Ship the store of unfinished solves compacted (exact results and the slower bounds), or drop the shipped
     copy once every solve that uses it is proven."""
-    shipped = PROGRESS / f"{store.stem}.db.xz"
+    if store is None:
+        return
+    shipped = shipped_store(store)
     if not any(best_found_path(name).exists() for name in sharing(store)):
         shipped.unlink(missing_ok=True)
         return
@@ -162,10 +172,10 @@ def ship(store: Path) -> None:
 def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> None:
     STORES.mkdir(exist_ok=True)
     PARTIAL.mkdir(parents=True, exist_ok=True)
-    if "--store" in args:
-        restore(store_path(args))
+    store = store_path(args)
+    restore(store)
     best = best_found_path(name)
-    resumes = "--store" in args and store_path(args).exists() and best.exists()
+    resumes = store is not None and store.exists() and best.exists()
     before = float(tree_io.load(best).generator.get("progress", 0.0)) if resumes else 0.0
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
@@ -194,14 +204,12 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
                                          "last_run": {"worker_seconds": round(last, 1), "settled_before": before,
                                                       "settled_after": doc.generator["progress"]}}
             tree_io.save(doc, best)
-        if "--store" in args:
-            ship(store_path(args))
+        ship(store)
         return
     if process.returncode:
         raise SystemExit(f"{name}: {err.strip()}")
     best.unlink(missing_ok=True)  # a proven tree replaces the best found
-    if "--store" in args:
-        ship(store_path(args))
+    ship(store)
     (PARTIAL / f"{name}.json.gz").unlink(missing_ok=True)
     if out.stat().st_size > 1 << 20:  # large trees ship gzipped (every command reads them)
         write_atomic(out.with_suffix(".json.gz"), gzip.compress(out.read_bytes(), compresslevel=9, mtime=0))

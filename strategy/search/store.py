@@ -144,27 +144,26 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
     """Copy a store into a new file with every exact result and the bounds that took at least `min_seconds`
     to prove (the many quick ones cost less to find again than to carry): a store small enough to ship.
     Returns the number of results kept; the target is written whole or not at all."""
-    target = os.fspath(target)
-    part = f"{target}.tmp"
+    if not os.path.isfile(source):
+        raise FileError(f"store {quote(os.fspath(source))} does not exist")
+    part = f"{os.fspath(target)}.tmp"
     if os.path.exists(part):
         os.unlink(part)
-    con = sqlite3.connect(os.fspath(source), isolation_level=None)
+    con = sqlite3.connect(part, isolation_level=None)
     try:
-        con.execute("ATTACH DATABASE ? AS out", (part,))
-        con.executescript("BEGIN;" + SCHEMA.replace("EXISTS ", "EXISTS out.") + "COMMIT;")
+        con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
+        con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
         con.execute("BEGIN")
-        con.execute("INSERT INTO out.meta SELECT * FROM meta")
-        kept = con.execute("INSERT INTO out.results SELECT * FROM results WHERE exact = 1 OR seconds >= ?",
+        con.execute("INSERT INTO meta SELECT * FROM source.meta")
+        kept = con.execute("INSERT INTO results SELECT * FROM source.results WHERE exact = 1 OR seconds >= ?",
                            (min_seconds,)).rowcount
         con.execute("COMMIT")
-        con.execute("DETACH DATABASE out")
-    except sqlite3.DatabaseError as e:
-        raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
-    finally:
-        con.close()
-    con = sqlite3.connect(part)
-    try:
+        con.execute("DETACH DATABASE source")
         con.execute("VACUUM")
+    except sqlite3.DatabaseError as e:
+        con.close()
+        os.unlink(part)
+        raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
     finally:
         con.close()
     os.replace(part, target)
