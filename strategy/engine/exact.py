@@ -34,7 +34,6 @@ by a 128-bit hash of (S, d). The driver can stop a running search through `contr
 """
 from __future__ import annotations
 
-import heapq
 
 import numba
 import numpy as np
@@ -754,6 +753,12 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     if stop >= 0:
         return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
                 np.empty(0, dtype=np.bool_), b_here, np.int64(pool[stop]), lb_all[stop])
+    least = INF
+    for i in range(P0):
+        least = min(least, lb_all[i])
+    if least >= beta:  # the node fails: nothing to reduce
+        return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.bool_), b_here, np.int64(-1), least)
     fail_lb = INF
     cand = np.empty(P0, dtype=all_probes.dtype)
     alive = 0
@@ -1006,13 +1011,13 @@ def _bits(x):
 @numba.njit(cache=True)
 def probe_queue(lb, sq):
     """The probes in the order (bound, sum of squares, position), the search order and the canonical
-    tie-break, as a heap (heapq) of distinct packed keys: nodes usually stop after a few probes, so a
-    full sort would be wasted. Returns (heap, mask): pop a key, its position is key & mask. When the
-    keys would not fit 63 bits, the keys are ranks from two stable sorts."""
+    tie-break, as a binary min-heap of distinct packed keys in an array: nodes usually stop after a few
+    probes, so a full sort would be wasted. Returns (heap, mask): pop a key with heap_pop, its position
+    is key & mask. When the keys would not fit 63 bits, the keys are ranks from two stable sorts."""
     P = lb.shape[0]
     ib = _bits(P - 1) if P > 1 else 1
     sb = _bits(sq.max()) if P > 0 else 0
-    heap = [np.int64(0)] * P
+    heap = np.empty(P, dtype=np.int64)
     if P > 0 and ib + sb + _bits(lb.max()) > 63:
         by_sq = np.argsort(sq, kind="mergesort")
         order = by_sq[np.argsort(lb[by_sq], kind="mergesort")]
@@ -1021,20 +1026,54 @@ def probe_queue(lb, sq):
     else:
         for i in range(P):
             heap[i] = (lb[i] << (sb + ib)) | (sq[i] << ib) | i
-        heapq.heapify(heap)
+        for i in range(P // 2 - 1, -1, -1):
+            _sift_down(heap, i, P)
     return heap, (np.int64(1) << ib) - 1
 
 
 @numba.njit(cache=True)
+def _sift_down(heap, i, n):
+    """Restore the heap property below position i of heap[:n]."""
+    x = heap[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and heap[c + 1] < heap[c]:
+            c += 1
+        if heap[c] >= x:
+            break
+        heap[i] = heap[c]
+        i = c
+    heap[i] = x
+
+
+@numba.njit(cache=True)
+def heap_pop(heap, n):
+    """The least key of heap[:n] (n > 0), taken out: heap[:n - 1] is the heap left."""
+    top = heap[0]
+    if n > 1:
+        heap[0] = heap[n - 1]
+        _sift_down(heap, 0, n - 1)
+    return top
+
+
+@numba.njit(cache=True)
 def largest_first(sizes, order):
-    """order[:] = the classes by decreasing size, ties by class (a stable sort; insertion, as there are few)."""
-    for i in range(sizes.shape[0]):
-        c = i
-        j = i
-        while j > 0 and sizes[order[j - 1]] < sizes[c]:
+    """order[:k] = the classes of more than two secrets (the only ones searched), by decreasing size, ties
+    by class (a stable insertion sort: there are few); returns k."""
+    k = 0
+    for c in range(sizes.shape[0]):
+        m = sizes[c]
+        if m <= 2:
+            continue
+        j = k
+        while j > 0 and sizes[order[j - 1]] < m:
             order[j] = order[j - 1]
             j -= 1
         order[j] = c
+        k += 1
+    return k
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1106,13 +1145,15 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
     part_bits = np.empty(n_classes, dtype=np.uint64)
     part = S[:0]
     starts = np.empty(0, dtype=np.int64)
-    while len(queue) > 0:
+    left = queue.shape[0]
+    while left > 0:
         if live and control[K_BETA] < best:  # the driver lowered the cut-off
             if best_probe >= 0 and best < fail_lb:
                 fail_lb = best  # a proven value, now above the cut-off: still a lower bound of S
             best = control[K_BETA]
             best_probe = -1
-        pi = heapq.heappop(queue) & mask
+        pi = heap_pop(queue, left) & mask
+        left -= 1
         bound = lb[pi]
         if bound >= best:
             if bound < fail_lb:
@@ -1142,10 +1183,10 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             part_lb[c] = pb_here[m]
             part_exact[c] = m <= 2
             total += part_lb[c]
-        largest_first(sizes, part_order)
-        for ci in range(n_classes):
+        big = largest_first(sizes, part_order)
+        for ci in range(big):
             c = part_order[ci]
-            if sizes[c] <= 2 or total >= best:
+            if total >= best:
                 break
             if bits:
                 v, q = bound_part(params, bounds, zs, tt, counters, S, A, part_bits[c], d + 1, b_here)
@@ -1157,10 +1198,8 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             part_exact[c] = q >= 0
         if total < best:
             child_history[-1] = probe
-            for ci in range(n_classes):
+            for ci in range(big):
                 c = part_order[ci]
-                if sizes[c] <= 2:
-                    break
                 if part_exact[c]:
                     continue
                 v, _ = solve(
@@ -1211,8 +1250,10 @@ def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, count
         value + 1, -1, scratch)
     queue, mask = probe_queue(lb, sq)
     no_live = np.int64(0)
-    while len(queue) > 0:
-        pi = heapq.heappop(queue) & mask
+    left = queue.shape[0]
+    while left > 0:
+        pi = heap_pop(queue, left) & mask
+        left -= 1
         if lb[pi] > value:
             break
         v, _ = solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
