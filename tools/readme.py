@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from strategy.feedback_table import MAX_TABLE_CODES  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
-from strategy.io.verify import verify  # noqa: E402
+from strategy.io.verify import Stats, verify_file  # noqa: E402
 from strategy.rules import MAX_CODES  # noqa: E402
 
 README = ROOT / "README.md"
@@ -51,9 +51,12 @@ def published_key(spec: str, objective: str, consistent_only: bool) -> tuple[str
     return spec, objective + ("-consistent" if consistent_only else "")
 
 
-def shipped_trees() -> list[tuple[str, tree_io.TreeDoc]]:
-    paths = sorted(p for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz")))
-    return [(p.name, tree_io.load(p)) for p in paths]
+def proven_trees() -> list[tuple[str, tree_io.TreeDoc, Stats]]:
+    """The proven trees in trees/ but the race trees, verified over every secret: (file name, tree, stats)."""
+    paths = sorted(p for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz"))
+                   and not p.name.startswith("race-"))
+    trees = [(p, tree_io.load(p)) for p in paths]
+    return [(p.name, *verify_file(p, doc)) for p, doc in trees if doc.objective != "partial"]
 
 
 def block_limits() -> str:
@@ -70,8 +73,8 @@ def objective_label(doc: tree_io.TreeDoc) -> str:
     return doc.objective + (", consistent probes" if doc.generator.get("consistent_only") else "")
 
 
-def result_order(item: tuple[str, tree_io.TreeDoc]) -> tuple:
-    name, doc = item
+def result_order(item: tuple[str, tree_io.TreeDoc, Stats]) -> tuple:
+    name, doc, _ = item
     base = re.sub(r"-\d+$", "", doc.objective)
     rank = OBJECTIVE_ORDER.index(base) if base in OBJECTIVE_ORDER else len(OBJECTIVE_ORDER)
     return doc.game.count(), doc.game.spec, bool(doc.generator.get("consistent_only")), rank, name
@@ -81,9 +84,7 @@ def block_results() -> str:
     """Every shipped proven tree but the race trees: its proven figures, measured again by walking every secret."""
     rows = ["| game | codes | objective | proven | average | worst | questions 1, 2, 3, ... | published | tree | solve time |",
             "|---|---|---|---|---|---|---|---|---|---|"]
-    trees = [t for t in shipped_trees() if not t[0].startswith("race-") and t[1].objective != "partial"]
-    for name, doc in sorted(trees, key=result_order):
-        stats = verify(doc)
+    for name, doc, stats in sorted(proven_trees(), key=result_order):
         run = doc.generator.get("run", {})
         proven = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in doc.generator.get("proven", {}).items())
         seconds = f"{run['seconds']:,.1f} s, {run['executor']}" if run else ""

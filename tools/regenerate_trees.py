@@ -44,7 +44,7 @@ from simulate_scaling import load as load_log  # noqa: E402
 from simulate_scaling import makespan  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
-from strategy.io.verify import verify  # noqa: E402
+from strategy.io.verify import verify, verify_file  # noqa: E402
 from strategy.search.store import compact  # noqa: E402
 
 STORES = ROOT / "stores"
@@ -290,8 +290,7 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
     for name in names:
         if shipped_path(name) or not best_found_path(name).exists():
             continue
-        doc = tree_io.load(best_found_path(name))
-        stats = verify(doc)
+        doc, stats = verify_file(best_found_path(name))
         n, lb, progress = doc.game.count(), doc.generator["lower_bound"], doc.generator["progress"]
         record = doc.generator.get("frontier")  # absent from trees shipped before the record was kept
         objective = doc.generator["objective_of_the_search"]

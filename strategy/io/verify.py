@@ -6,10 +6,12 @@ stats (if any) equal what the walk measured.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..rules import Game, feedback
-from .tree import Node, TreeDoc, TreeError, path_text, walk, walk_secrets
+from .tree import Node, TreeDoc, TreeError, load, path_text, walk, walk_secrets
 
 
 class VerifyError(TreeError):
@@ -96,3 +98,19 @@ def verify(doc: TreeDoc) -> Stats:
             if doc.stats.get(key) != value:
                 raise VerifyError(f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}")
     return stats
+
+
+_VERIFIED: dict[tuple[str, int, int], Stats] = {}
+
+
+def verify_file(path: str | os.PathLike, doc: TreeDoc | None = None) -> tuple[TreeDoc, Stats]:
+    """Load a tree file (unless `doc` is already its content) and verify it. The walk is done once per process
+    while the file is unchanged (same path, size and modification time): the tools that report on every
+    shipped tree, and the tests that run them in one process, share it."""
+    where = Path(path).resolve()
+    st = where.stat()
+    key = (str(where), st.st_mtime_ns, st.st_size)
+    doc = load(where) if doc is None else doc
+    if key not in _VERIFIED:
+        _VERIFIED[key] = verify(doc)
+    return doc, _VERIFIED[key]
