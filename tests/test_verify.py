@@ -5,8 +5,8 @@ import copy
 import pytest
 
 from strategy.rules import parse_game
-from strategy.io.tree import TreeDoc
-from strategy.io.verify import VerifyError, measure, verify
+from strategy.io.tree import TreeDoc, save
+from strategy.io.verify import VerifyError, measure, verify, verify_file
 
 from .test_tree_format import GAME, small_tree
 
@@ -58,3 +58,14 @@ def test_a_probe_that_cannot_be_the_secret_is_allowed():
     stats = verify(TreeDoc(GAME, t))
     assert stats.total == 14 and stats.depth_counts == [0, 1, 2, 3]
     assert parse_game("bulls:2x3").count() == 6
+
+
+def test_a_tree_file_is_walked_again_when_it_changes(tmp_path):
+    """verify_file shares the walk of an unchanged file; a file rewritten with a broken tree is caught."""
+    path = tmp_path / "t.json"
+    save(TreeDoc(GAME, small_tree()), path)
+    doc, stats = verify_file(path)
+    assert stats.total == 13 and verify_file(path)[1] is stats
+    save(broken(lambda t: t["next"].pop("0,2")), path)
+    with pytest.raises(VerifyError, match="secret 10 is not solved"):
+        verify_file(path)
