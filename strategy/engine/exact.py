@@ -34,7 +34,6 @@ by a 128-bit hash of (S, d). The driver can stop a running search through `contr
 """
 from __future__ import annotations
 
-
 import numba
 import numpy as np
 from llvmlite import ir
