@@ -213,6 +213,25 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
     assert np.array_equal(scratch[7][:N], lb) and np.array_equal(scratch[8][:N], ex)
 
 
+@settings(max_examples=200, deadline=None)
+@given(lb=st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=300), big=st.booleans(), data=st.data())
+def test_the_probe_queue_pops_in_the_search_order(lb, big, data):
+    """Probes come out of the queue by (bound, sum of squares, position): the order the search tries them
+    and the canonical tie-break, also when the packed keys would not fit 63 bits (ranks then)."""
+    sq = data.draw(st.lists(st.integers(0, 2**40 if big else 9), min_size=len(lb), max_size=len(lb)))
+    heap, mask = exact.probe_queue(np.array(lb, dtype=np.int64), np.array(sq, dtype=np.int64))
+    popped = [exact.heap_pop(heap, left) & mask for left in range(len(lb), 0, -1)]
+    assert popped == sorted(range(len(lb)), key=lambda i: (lb[i], sq[i], i))
+
+
+@given(sizes=st.lists(st.integers(0, 6), min_size=1, max_size=32))
+def test_parts_are_searched_largest_first(sizes):
+    """Only the parts of more than two secrets are searched, by decreasing size, ties by class."""
+    order = np.empty(len(sizes), dtype=np.int64)
+    k = exact.largest_first(np.array(sizes, dtype=np.int64), order)
+    assert list(order[:k]) == sorted((c for c, m in enumerate(sizes) if m > 2), key=lambda c: (-sizes[c], c))
+
+
 def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(monkeypatch):
     """Interrupted in its fewest-at-depth stage, a worst-then-fewest solve still reports the minimum worst
     case that its first stage proved (the partial tree's generator records it as proven_so_far), its
