@@ -169,7 +169,8 @@ def ship(store: Path | None) -> None:
           f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
 
 
-def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> None:
+def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> bool:
+    """Run one solve; an interrupted one ships its best tree found and its store. True when Ctrl-C stopped it."""
     STORES.mkdir(exist_ok=True)
     PARTIAL.mkdir(parents=True, exist_ok=True)
     store = store_path(args)
@@ -181,12 +182,21 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     start = time.perf_counter()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
                "--partial", str(PARTIAL / f"{name}.json.gz"), *incumbents(name, args)]
+    stopped = False
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
         try:
             _, err = process.communicate(timeout=budget)
         except subprocess.TimeoutExpired:  # SIGTERM: a solve started in the background ignores SIGINT
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate()
+        except KeyboardInterrupt:  # Ctrl-C reached the solve too (one process group): it writes its best tree
+            stopped = True
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C would cut the shipping short
+            try:
+                _, err = process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:  # the signal was sent to this tool alone
+                process.send_signal(signal.SIGINT)
+                _, err = process.communicate()
     spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
     spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
     if process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM):
@@ -205,7 +215,7 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
                                                       "settled_after": doc.generator["progress"]}}
             tree_io.save(doc, best)
         ship(store)
-        return
+        return stopped
     if process.returncode:
         raise SystemExit(f"{name}: {err.strip()}")
     best.unlink(missing_ok=True)  # a proven tree replaces the best found
@@ -218,6 +228,7 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     for line in err.strip().splitlines():
         if line.startswith(("proved", "verified", "search")):
             print(f"  {line}", flush=True)
+    return stopped
 
 
 def task_record(name: str) -> tuple[float, float, float]:
@@ -346,13 +357,21 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown tree {unknown[0]!r}; choose from {', '.join(table)}")
     jobs = ["--jobs", args.jobs] if args.jobs else []
+    stopped = False
     for name in [] if args.table else args.names or table:
-        if not (args.missing and shipped_path(name)):
-            solve(name, table[name], jobs, args.budget)
+        if not (args.missing and shipped_path(name)) and solve(name, table[name], jobs, args.budget):
+            stopped = True
+            break  # Ctrl-C: the tables still follow the tree it shipped
     if args.frontier:
         write_unfinished(list(frontier()))
     subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")], check=True)  # the results table follows
+    if stopped:
+        raise SystemExit(128 + signal.SIGINT)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # outside a solve (restoring, shipping, the tables): files are written atomically
+        print("interrupted", file=sys.stderr)
+        sys.exit(128 + signal.SIGINT)
