@@ -16,6 +16,8 @@ EXPECTED = {
     "mastermind-4x6-total-within-5.json": {"total": 5626, "worst": 5},
     "bulls-4x10-worst-then-fewest.json": {"worst": 7},
 }
+
+
 @pytest.fixture(scope="module")
 def tool():
     """tools/regenerate_trees.py, the script that writes the frontier table and ships the stores."""

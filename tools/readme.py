@@ -55,8 +55,8 @@ def proven_trees() -> list[tuple[str, tree_io.TreeDoc, Stats]]:
     """The proven trees in trees/ but the race trees, verified over every secret: (file name, tree, stats)."""
     paths = sorted(p for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz"))
                    and not p.name.startswith("race-"))
-    trees = [(p, tree_io.load(p)) for p in paths]
-    return [(p.name, *verify_file(p, doc)) for p, doc in trees if doc.objective != "partial"]
+    trees = [(p.name, *verify_file(p)) for p in paths]
+    return [(name, doc, stats) for name, doc, stats in trees if doc.objective != "partial"]
 
 
 def block_limits() -> str:

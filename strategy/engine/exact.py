@@ -752,12 +752,6 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     if stop >= 0:
         return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
                 np.empty(0, dtype=np.bool_), b_here, np.int64(pool[stop]), lb_all[stop])
-    least = INF
-    for i in range(P0):
-        least = min(least, lb_all[i])
-    if least >= beta:  # the node fails: nothing to reduce
-        return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
-                np.empty(0, dtype=np.bool_), b_here, np.int64(-1), least)
     fail_lb = INF
     cand = np.empty(P0, dtype=all_probes.dtype)
     alive = 0

@@ -103,14 +103,14 @@ def verify(doc: TreeDoc) -> Stats:
 _VERIFIED: dict[tuple[str, int, int], Stats] = {}
 
 
-def verify_file(path: str | os.PathLike, doc: TreeDoc | None = None) -> tuple[TreeDoc, Stats]:
-    """Load a tree file (unless `doc` is already its content) and verify it. The walk is done once per process
-    while the file is unchanged (same path, size and modification time): the tools that report on every
-    shipped tree, and the tests that run them in one process, share it."""
+def verify_file(path: str | os.PathLike) -> tuple[TreeDoc, Stats]:
+    """Load a tree file and verify it. The walk is done once per process while the file is unchanged (same
+    path, size and modification time): the tools that report on every shipped tree, and the tests that run
+    them in one process, share it."""
     where = Path(path).resolve()
     st = where.stat()
     key = (str(where), st.st_mtime_ns, st.st_size)
-    doc = load(where) if doc is None else doc
+    doc = load(where)
     if key not in _VERIFIED:
         _VERIFIED[key] = verify(doc)
     return doc, _VERIFIED[key]
