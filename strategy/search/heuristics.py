@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -72,11 +72,15 @@ def build_checked(
             state = _subtrees_in_threads(steps, state, history0, executor, stop, bar)
         else:
             steps.grow(state, history0, first, scan, progress=lambda: bar.update(int(state["counters"][2]) - bar.n))
+    except BaseException:
+        stop.set()  # threads still building stop at the end of their slice; not waited for, in case a Ctrl-C
+        if executor:  # left a lock held that one of them needs
+            executor.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
-        stop.set()  # threads still building stop at the end of their slice
         bar.close()
-        if executor:
-            executor.shutdown()
+    if executor:
+        executor.shutdown()
     return _as_tree(gc, state), _check(gc, state, cand)
 
 
@@ -156,12 +160,26 @@ def _subtrees_in_threads(steps: _Steps, state: dict, history0: np.ndarray, execu
     state["counters"][0] = 0
     below = np.append(history0, state["node_probe"][0])
     by_size = sorted(subs, key=lambda sub: int(sub["st_hi"][0] - sub["st_lo"][0]), reverse=True)
-    futures = [executor.submit(steps.grow, sub, below, stop=stop) for sub in by_size]
+    # Each thread reports in its own slot, and this thread only sleeps and reads them: waiting on the
+    # futures takes their locks, and a Ctrl-C arriving just after such a lock is taken leaves it held for
+    # good, so the threads block when they finish and the build never ends (seen with concurrent.futures.wait).
+    outcome: list = [None] * len(by_size)
+
+    def grow(i: int) -> None:
+        try:
+            steps.grow(by_size[i], below, stop=stop)
+            outcome[i] = True
+        except BaseException as e:  # raised again in the calling thread
+            outcome[i] = e
+
+    for i in range(len(by_size)):
+        executor.submit(grow, i)
     while True:  # an interruption or a thread's failure leaves through the caller, which sets `stop`
-        done, running = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
-        for future in done:
-            future.result()  # a failure in a thread is raised here
-        if not running:
+        time.sleep(0.01)
+        for r in outcome:
+            if isinstance(r, BaseException):
+                raise r
+        if all(r is True for r in outcome):
             break
         bar.update(int(state["counters"][2]) + sum(int(sub["counters"][2]) for sub in subs) - bar.n)
     return _joined(state, sorted(subs, key=lambda sub: int(sub["node_answer"][0])))
