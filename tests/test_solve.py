@@ -136,6 +136,7 @@ def brute_force_total(spec: str, consistent_only: bool) -> int:
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def brute_force_value(spec: str, consistent_only: bool):
     """T(S), the least total of a tree over the secrets S (a tuple of code indices), by that exhaustive search."""
 
@@ -415,3 +416,37 @@ def test_a_node_settled_by_its_scan_has_that_value(n, slack, seed):
         assert lb[i] == value and ex[i] and not any(lb[j] == value and ex[j] for j in range(i))
     else:
         assert not any(lb[j] == max(known, lb.min()) and ex[j] for j in range(N))
+
+
+SEARCH_GAMES = {spec: game_table(parse_game(spec)) for spec in ("bulls:2x6", "bulls:3x5", "mastermind:3x3")}
+_SEARCH_ENGINES: dict = {}
+
+
+@settings(max_examples=80, deadline=None)
+@given(spec=st.sampled_from(sorted(SEARCH_GAMES)), questions=st.lists(st.integers(0, 10**6), max_size=2),
+       secret=st.integers(0, 10**6), offset=st.integers(-4, 3))
+def test_a_search_below_a_cut_off_is_exact_or_a_bound_at_or_above_it(spec, questions, secret, offset):
+    """The contract every cut-off relies on (the parts' null-window tests, the deep searches, the driver's
+    tasks): below the cut-off, the exact value and a probe; at or above it, that or a lower bound no smaller
+    than the cut-off and no larger than the value. Checked against the exhaustive search on sets reached by real
+    questions, with one engine per game across examples, as a worker keeps its transposition table."""
+    from strategy.search.objectives import total
+    from strategy.search.worker import Engine, Spec
+
+    gt = SEARCH_GAMES[spec]
+    engine = _SEARCH_ENGINES.get(spec)
+    if engine is None:
+        engine = _SEARCH_ENGINES[spec] = Engine(gt, Spec(gt.game, total(), False, 12))
+    history = np.array([q % gt.size for q in questions], dtype=np.int64)
+    s = secret % gt.size
+    if s in history:
+        return
+    S = np.flatnonzero(np.all(gt.table[history][:, :] == gt.table[history, s][:, None], axis=0)).astype(np.int32)
+    d = len(history)
+    value = d * len(S) + brute_force_value(spec, False)(tuple(int(x) for x in S))
+    beta = value + offset
+    v, probe = engine.solve(S, d, beta, history, engine.root_branching)
+    if probe >= 0 or value < beta:
+        assert (v, probe >= 0) == (value, True)
+    else:
+        assert beta <= v <= value
