@@ -1,9 +1,10 @@
-"""Probe equivalence: one probe per class under the symmetries that fix every earlier question.
+"""Probe equivalence: one probe per class under the symmetries that keep the earlier questions and answers.
 
 The symmetries of both games are position permutations times symbol permutations
 (with no leading zero: position 0 and symbol 0 stay put). A symmetry that maps each
-earlier question to itself maps the candidate set to itself, so equivalent probes
-give subtrees of equal cost and only the lowest code of each class is searched.
+earlier question to itself, or to another earlier question that got the same answer,
+maps the candidate set to itself, so equivalent probes give subtrees of equal cost and
+only the lowest code of each class is searched.
 For a position permutation the symbol map is forced on the symbols already asked;
 symbols never asked are interchangeable and are relabelled in order of appearance, and so
 are the symbols that no remaining candidate contains ("dead": they score nothing against any
@@ -27,12 +28,52 @@ def position_perms(length: int, fix_first: bool) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), length)
 
 
-@numba.njit(cache=True)
-def stabiliser(codes: np.ndarray, history: np.ndarray, perms: np.ndarray, k: int, fix_zero: bool):
-    """Symmetries fixing every code in `history`: (position perms, symbol maps on asked symbols, asked mask).
+MAX_REORDERINGS = 24  # answer-preserving reorderings of the questions tried per position permutation
 
-    Row e of the symbol maps says where element e sends each asked symbol (-1 for symbols never asked);
-    element 0 is the identity.
+
+@numba.njit(cache=True)
+def reorderings(answers: np.ndarray, h: int, limit: int) -> np.ndarray:
+    """Permutations rho of h questions with answers[rho[t]] == answers[t] (rows, identity first, at most
+    `limit` of them, in lexicographic order): a symmetry may send a question to another one that got the
+    same answer. An empty `answers` means the answers are not known: the identity only."""
+    out = np.empty((limit, h), dtype=np.int64)
+    for t in range(h):
+        out[0, t] = t
+    if h < 2 or answers.shape[0] != h:
+        return out[:1]
+    count = 0
+    rho = np.full(h, -1, dtype=np.int64)
+    used = np.zeros(h, dtype=np.bool_)
+    t = 0  # backtracking over the positions: rho[t] is the next candidate to try there
+    while t >= 0 and count < limit:
+        if rho[t] >= 0:
+            used[rho[t]] = False
+        j = rho[t] + 1
+        while j < h and (used[j] or answers[j] != answers[t]):
+            j += 1
+        if j == h:
+            rho[t] = -1
+            t -= 1
+            continue
+        rho[t] = j
+        used[j] = True
+        if t == h - 1:
+            out[count] = rho
+            count += 1
+        else:
+            t += 1
+    return out[:count]
+
+
+@numba.njit(cache=True)
+def stabiliser(codes: np.ndarray, history: np.ndarray, answers: np.ndarray, perms: np.ndarray, k: int,
+               fix_zero: bool):
+    """Symmetries mapping the questions `history` with their `answers` onto themselves, so the candidate set
+    onto itself: (position perms, symbol maps on asked symbols, asked mask).
+
+    Each question goes to itself or to another question with the same answer (see reorderings). Row e of
+    the symbol maps says where element e sends each asked symbol (-1 for symbols never asked); element 0 is
+    the identity.
     """
     n_perm, n = perms.shape
     asked = np.zeros(k, dtype=np.bool_)
@@ -41,36 +82,39 @@ def stabiliser(codes: np.ndarray, history: np.ndarray, perms: np.ndarray, k: int
     for t in range(history.shape[0]):
         for i in range(n):
             asked[codes[history[t], i]] = True
-    keep_p = np.empty((n_perm, n), dtype=np.int64)
-    keep_s = np.empty((n_perm, k), dtype=np.int64)
+    rhos = reorderings(answers, history.shape[0], MAX_REORDERINGS)
+    keep_p = np.empty((n_perm * rhos.shape[0], n), dtype=np.int64)
+    keep_s = np.empty((n_perm * rhos.shape[0], k), dtype=np.int64)
     count = 0
     tau = np.empty(k, dtype=np.int64)
     inv = np.empty(k, dtype=np.int64)
     for e in range(n_perm):
         pi = perms[e]
-        tau[:] = -1
-        inv[:] = -1
-        ok = True
-        if fix_zero:
-            tau[0] = 0
-            inv[0] = 0
-        for t in range(history.shape[0]):
-            q = codes[history[t]]
-            for i in range(n):
-                a = q[i]
-                b = q[pi[i]]
-                if tau[a] == -1 and inv[b] == -1:
-                    tau[a] = b
-                    inv[b] = a
-                elif tau[a] != b or inv[b] != a:
-                    ok = False
+        for r in range(rhos.shape[0]):
+            tau[:] = -1
+            inv[:] = -1
+            ok = True
+            if fix_zero:
+                tau[0] = 0
+                inv[0] = 0
+            for t in range(history.shape[0]):
+                q = codes[history[t]]
+                image = codes[history[rhos[r, t]]]
+                for i in range(n):
+                    a = q[i]
+                    b = image[pi[i]]
+                    if tau[a] == -1 and inv[b] == -1:
+                        tau[a] = b
+                        inv[b] = a
+                    elif tau[a] != b or inv[b] != a:
+                        ok = False
+                        break
+                if not ok:
                     break
-            if not ok:
-                break
-        if ok:
-            keep_p[count] = pi
-            keep_s[count] = tau
-            count += 1
+            if ok:
+                keep_p[count] = pi
+                keep_s[count] = tau
+                count += 1
     return keep_p[:count], keep_s[:count], asked
 
 
@@ -188,15 +232,16 @@ def _popcount(bits) -> int:
 
 
 @numba.njit(cache=True)
-def canonical_probes(codes, masks, probes, history, perms, k, fix_zero, cand) -> np.ndarray:
-    """The probes (a sorted index array) that are the lowest code of their class after `history`.
+def canonical_probes(codes, masks, probes, history, answers, perms, k, fix_zero, cand) -> np.ndarray:
+    """The probes (a sorted index array) that are the lowest code of their class after `history` (with
+    `answers`, the candidates' answer to each question, or empty: see stabiliser).
 
     Besides the symmetries fixing the history, symbols that were asked but appear in no
     candidate of `cand` ("dead") are interchangeable: they score nothing against any candidate.
     The relabelling test runs first on symbol bit sets, then in position order; the other
     symmetries are tried only on the probes that pass it.
     """
-    pis, taus, asked = stabiliser(codes, history, perms, k, fix_zero)
+    pis, taus, asked = stabiliser(codes, history, answers, perms, k, fix_zero)
     n = codes.shape[1]
     dead, n_dead = dead_symbols(asked, masks, cand, k, fix_zero)
     dead_list = np.flatnonzero(dead)

@@ -24,8 +24,9 @@ larger sets, counters for the canonical probes only (one per symmetry class,
 probes whose bound is below the cut-off are reduced to their symmetry classes.
 
 Probes are tried by increasing bound (then sum of squared part sizes, then code), popped from a heap
-since most nodes stop after a few, parts largest first with the cut-off left by the others'
-bounds. A node is settled by its scan alone when a probe whose parts are all exact (one or two secrets)
+since most nodes stop after a few; a probe's large parts get null-window tests (searched with their
+bound + 1 as the cut-off) before the parts are searched largest first with the cut-off left by the
+others' bounds. A node is settled by its scan alone when a probe whose parts are all exact (one or two secrets)
 has the least bound of all probes, or meets the node's known lower bound. At a node of
 at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
 (`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
@@ -681,36 +682,50 @@ def make_class_cache(n_codes: int) -> tuple:
 
 
 @numba.njit(cache=True)
-def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history):
+def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history, answers):
     """One probe per symmetry class at a node.
 
-    Classes under the symmetries of the asked codes are cached per set of asked codes (`classes`, see
-    make_class_cache); the node's own reduction (dead symbols of S) can only merge them further, so it
-    filters that list.
+    Classes under the symmetries of the asked codes and their answers are cached per set of asked codes
+    and pairs of them with equal answers (`classes`, see make_class_cache); the node's own reduction (dead
+    symbols of S) can only merge them further, so it filters that list.
     """
     k = params[P_SYMBOLS]
     fix_zero = params[P_FIX_ZERO] != 0
     if params[P_CONSISTENT]:
-        return canonical_probes(codes, masks, S, history, perms, k, fix_zero, S)
-    pis, _, asked = stabiliser(codes, history, perms, k, fix_zero)
+        return canonical_probes(codes, masks, S, history, answers, perms, k, fix_zero, S)
+    pis, _, asked = stabiliser(codes, history, answers, perms, k, fix_zero)
     if pis.shape[0] == 1:
-        return canonical_probes(codes, masks, all_probes, history, perms, k, fix_zero, S)
+        return canonical_probes(codes, masks, all_probes, history, answers, perms, k, fix_zero, S)
     k1 = np.int64(0x5EED)
     k2 = np.int64(0x0DD)
     for i in range(history.shape[0]):
         k1 ^= zs[0, history[i]]
         k2 ^= zs[1, history[i]]
+        for j in range(i):
+            if answers[i] == answers[j]:
+                lo, hi = min(history[i], history[j]), max(history[i], history[j])
+                k1 ^= zs[2, lo] ^ zs[3, hi]
+                k2 ^= zs[3, lo] ^ zs[2, hi]
     keys, lengths, pools = classes
     slot = (k1 ^ (k2 >> 17)) & (keys.shape[0] - 1)
     if lengths[slot] >= 0 and keys[slot, 0] == k1 and keys[slot, 1] == k2:
         pool = pools[slot, :lengths[slot]]
     else:
-        pool = canonical_probes(codes, masks, all_probes, history, perms, k, fix_zero, all_probes)
+        pool = canonical_probes(codes, masks, all_probes, history, answers, perms, k, fix_zero, all_probes)
         keys[slot, 0], keys[slot, 1], lengths[slot] = k1, k2, pool.shape[0]
         pools[slot, :pool.shape[0]] = pool
     if dead_symbols(asked, masks, S, k, fix_zero)[1] < 2:
         return pool
-    return canonical_probes(codes, masks, pool, history, perms, k, fix_zero, S)
+    return canonical_probes(codes, masks, pool, history, answers, perms, k, fix_zero, S)
+
+
+@numba.njit(cache=True)
+def history_answers(table, history, S):
+    """The answer every secret of S gave to each earlier question (they all gave the same)."""
+    answers = np.empty(history.shape[0], dtype=np.int64)
+    for t in range(history.shape[0]):
+        answers[t] = table[history[t], S[0]]
+    return answers
 
 
 @numba.njit(cache=True)
@@ -766,8 +781,8 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     if not every:
         for i in range(P0):
             where[pool[i]] = i
-    probes = canonical_probes(codes, masks, cand[:alive], history, perms, params[P_SYMBOLS], params[P_FIX_ZERO] != 0,
-                              S)
+    probes = canonical_probes(codes, masks, cand[:alive], history, history_answers(table, history, S), perms,
+                              params[P_SYMBOLS], params[P_FIX_ZERO] != 0, S)
     P = probes.shape[0]
     at = np.empty(P, dtype=np.int64)
     lb = np.empty(P, dtype=np.int64)
@@ -801,7 +816,8 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
     empty = np.empty(0, dtype=all_probes.dtype)
     e64 = np.empty(0, dtype=np.int64)
     eb = np.empty(0, dtype=np.bool_)
-    probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history)
+    probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history,
+                         history_answers(table, history, S))
     P = probes.shape[0]
     counters[C_PAIRS] += n * P
     lb = np.empty(P, dtype=np.int64)

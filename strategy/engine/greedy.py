@@ -507,7 +507,8 @@ def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, ru
                     walk = node_parent[walk]
                 pool = cand if consistent else all_probes
                 if n >= SYMMETRY_MIN_SET:
-                    pool = canonical_probes(codes, masks, pool, history, perms, k, fix_zero, cand)
+                    pool = canonical_probes(codes, masks, pool, history, np.empty(0, dtype=np.int64), perms, k, fix_zero,
+                                            cand)  # answers unknown here: the questions are fixed one by one
                 length = codes.shape[1]
                 if use_packed and n <= 65535 and length * (length + 1) // 2 + length < 32:
                     if big_work > 0 and pool.shape[0] * n >= big_work:
