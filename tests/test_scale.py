@@ -275,3 +275,26 @@ def test_the_coarse_plan_splits_the_refutations_of_sets_too_large_for_one_task(t
         root_tasks.append(sum(1 for line in log.read_text().splitlines() if orjson.loads(line)["size"] == 1296))
     assert trees[0] == trees[1]
     assert root_tasks[0] > 0 and root_tasks[1] == 0
+
+
+def test_the_quick_deadline_stops_only_the_armed_search():
+    """The driver's quick tasks are stopped through control[K_STOP] by one polling thread: an armed control
+    is stopped after its time, a disarmed one never, and close() ends the thread."""
+    import threading
+    import time
+
+    import numpy as np
+
+    from strategy.engine import exact
+    from strategy.search.driver import Deadline
+
+    deadline = Deadline()
+    armed, spared = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
+    deadline.arm(spared, 0.005)
+    deadline.arm(None, 0.0)
+    deadline.arm(armed, 0.005)
+    time.sleep(0.1)
+    assert armed[exact.K_STOP] == 1 and spared[exact.K_STOP] == 0
+    deadline.close()
+    time.sleep(0.05)
+    assert not any(t.name == "quick-deadline" and t.is_alive() for t in threading.enumerate())

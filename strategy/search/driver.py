@@ -69,6 +69,30 @@ PROGRESS_SECONDS = 0.2  # how often the progress callback is given the share set
 MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
+class Deadline:
+    """Stops the compiled search of a quick task at its deadline (control[K_STOP]): one polling thread for
+    a whole solve, where a threading.Timer per task cost more than most of the tasks (a thread start each).
+    The driver only assigns `armed`; it takes no lock a Ctrl-C could leave held."""
+
+    def __init__(self):
+        self.armed: tuple[np.ndarray, float] | None = None
+        self.open = True
+        threading.Thread(target=self._watch, daemon=True, name="quick-deadline").start()
+
+    def arm(self, control: np.ndarray | None, seconds: float) -> None:
+        self.armed = None if control is None else (control, time.perf_counter() + seconds)
+
+    def close(self) -> None:
+        self.open = False
+
+    def _watch(self) -> None:
+        while self.open:
+            time.sleep(0.001)  # the search checks control between nodes: a millisecond late is fine
+            armed = self.armed
+            if armed is not None and time.perf_counter() >= armed[1]:
+                armed[0][exact.K_STOP] = 1
+
+
 def plan_for(workers: int) -> Plan:
     """The granularity that suits this many workers."""
     return FINE if workers >= FINE_FROM_SLOTS else COARSE
@@ -98,6 +122,10 @@ class SetNode:
         self.b_here = b
         self.launched: dict[int, ProbeNode] = {}
         self.proven: dict[int, int] = {}  # probe position -> proven lower bound (refuted)
+        # what check() needs without a walk of every probe (a set may have thousands): the launched probes
+        # not finished yet, and the first position that is neither launched nor proven
+        self.pending: set[int] = set()
+        self.first_open = 0
         self.incumbent = INF
         self.incumbent_pos = -1
         self.phase_two = False
@@ -134,7 +162,7 @@ class SetNode:
     def bound_cheaply(self) -> None:
         """The engine's cheap bound (transposition table, level filling, candidate scan); exact sets resolve now."""
         drv = self.drv
-        stored = drv.store.get(self.key) if drv.store else None
+        stored = drv.store.get(self.key) if drv.store is not None else None
         if stored is not None:
             drv.reused += 1
             if stored.exact:
@@ -163,7 +191,7 @@ class SetNode:
         drv = self.drv
         if self.cancelled or self.done:
             return
-        stored = drv.store.get(self.key) if drv.store else None
+        stored = drv.store.get(self.key) if drv.store is not None else None
         if stored is not None:
             drv.reused += 1
             if stored.exact:
@@ -198,6 +226,7 @@ class SetNode:
             self.proven[pos] = bound
             return self.check()
         self.launched[pos] = ProbeNode(self, pos, probe)
+        self.pending.add(pos)
         if pos == 0 or self.n > self.drv.plan.split_probes:
             self.launched[pos].start()  # the likely winner (its parts must be solved anyway), or a large set
         else:
@@ -205,6 +234,7 @@ class SetNode:
 
     def probe_finished(self, pos: int, value: int, exact_value: bool) -> None:
         """A probe's outcome: its exact value, or a proven lower bound."""
+        self.pending.discard(pos)
         if self.done:
             return
         if exact_value and (value < self.incumbent or (value == self.incumbent and pos < self.incumbent_pos)):
@@ -224,13 +254,16 @@ class SetNode:
         """Resolve once no probe can still change the answer."""
         if self.done or not self.phase_two:
             return
-        if any(not p.done for p in self.launched.values()):
+        if self.pending:
             return
-        untried = [pos for pos in range(len(self.probes)) if pos not in self.launched and pos not in self.proven]
-        for pos in untried:
+        for pos in range(self.first_open, len(self.probes)):
+            if pos in self.launched or pos in self.proven:
+                continue
+            self.first_open = pos
             if self.probes[pos][1] < self.cutoff_for(pos):
                 return  # still queued: it will run
             self.proven[pos] = self.probes[pos][1]
+        self.first_open = len(self.probes)
         lower = min([self.incumbent] + list(self.proven.values()))
         if self.incumbent < INF and lower >= self.incumbent and all(
                 v > self.incumbent or pos > self.incumbent_pos for pos, v in self.proven.items()):
@@ -414,6 +447,7 @@ class Driver:
         self.lost = 0
         self.attempts: dict[int, int] = {}  # id(node) -> times its task was lost
         self.quick_done: list[Finished] = []  # tasks finished in the driver itself, not yet handled
+        self.deadline: Deadline | None = None  # stops quick tasks (see quick), started at the first
         self._quick_ids = itertools.count(1)
         self.worker_seconds = 0.0
         self.root_beta = INF
@@ -460,12 +494,13 @@ class Driver:
     def quick(self, task: Task) -> Result | None:
         """The task's result if this process finds it within QUICK_SECONDS, else None (then it goes out)."""
         control = np.array([0, task.beta], dtype=np.int64)
-        timer = threading.Timer(QUICK_SECONDS, control.__setitem__, (exact.K_STOP, 1))
-        timer.start()
+        if self.deadline is None:
+            self.deadline = Deadline()
+        self.deadline.arm(control, QUICK_SECONDS)
         try:
-            result = run_on(self.engine, task, control)
+            result = run_on(self.engine, task, control, threaded=False)
         finally:
-            timer.cancel()
+            self.deadline.arm(None, 0.0)
         return None if result.stopped else result
 
     def cancel(self, node: SetNode) -> None:
@@ -567,6 +602,9 @@ class Driver:
                     self.progress(root.progress())
                     next_report = time.perf_counter() + PROGRESS_SECONDS
         finally:
+            if self.deadline is not None:
+                self.deadline.close()
+                self.deadline = None
             if self.store is not None:
                 self.store.commit()
         if self.progress:

@@ -85,19 +85,22 @@ class Engine:
                 self.zs, self.tt, self.counters, self.classes, self.scratch)
 
     def solve(self, S: np.ndarray, d: int, beta: int, history: np.ndarray, b: int, control: np.ndarray | None = None,
-              live: bool = False, probe: int = -1) -> tuple[int, int]:
+              live: bool = False, probe: int = -1, threaded: bool = True) -> tuple[int, int]:
         """(value, probe) if value < beta, else (lower bound, -1); with `probe`, the value of that first question.
 
-        Runs in a thread (the kernel releases the GIL) so that Ctrl-C and SIGTERM stop it at once;
-        `control` lets a driver lower the cut-off live."""
+        Runs in a thread (the kernel releases the GIL) so that Ctrl-C and SIGTERM stop it at once, unless
+        the caller stops it soon anyway (`threaded` False); `control` lets a driver lower the cut-off live."""
         control = self.control if control is None else control
         args = self._args() + (S, np.int64(d), np.int64(beta), history, np.int64(b), np.int64(-1), np.int64(probe),
                                control, np.int64(1 if live else 0))
-        return self._threaded(exact.solve, args, control)
+        return self._threaded(exact.solve, args, control, small=not threaded)
 
     def _threaded(self, fn, args, control, small: bool = False) -> tuple[int, int]:
-        if small:  # a call on a small set ends in milliseconds: a thread would cost more than it protects
-            return fn(*args)
+        if small:  # a call that ends in milliseconds: a thread would cost more than it protects
+            result = fn(*args)
+            if control[exact.K_STOP]:
+                raise Stopped()
+            return result
         result: list = []
         worker = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
         worker.start()
@@ -209,15 +212,16 @@ def run_task(spec: Spec, task: Task, control: np.ndarray | None = None) -> Resul
     return run_on(engine_for(spec), task, control)
 
 
-def run_on(engine: Engine, task: Task, control: np.ndarray | None = None) -> Result:
-    """Solve one task with this engine (stopped at once, without a result, when control[K_STOP] is set)."""
+def run_on(engine: Engine, task: Task, control: np.ndarray | None = None, threaded: bool = True) -> Result:
+    """Solve one task with this engine (stopped at once, without a result, when control[K_STOP] is set);
+    `threaded` False when a timer stops it within milliseconds (a thread costs more than it protects then)."""
     start = time.perf_counter()
     before = engine.counters.copy()
     if control is not None and control[exact.K_BETA] > task.beta:
         control[exact.K_BETA] = task.beta
     try:
         value, probe = engine.solve(task.S, task.d, task.beta, task.history, task.b, control, live=control is not None,
-                                    probe=task.probe)
+                                    probe=task.probe, threaded=threaded)
         exact_value = bool(probe >= 0 and value < INF)
         tree = engine.extract(task.S, task.d, int(value), task.history, task.b, task.probe) if exact_value else None
     except Stopped:
