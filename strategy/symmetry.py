@@ -36,11 +36,16 @@ def reorderings(answers: np.ndarray, h: int, limit: int) -> np.ndarray:
     """Permutations rho of h questions with answers[rho[t]] == answers[t] (rows, identity first, at most
     `limit` of them, in lexicographic order): a symmetry may send a question to another one that got the
     same answer. An empty `answers` means the answers are not known: the identity only."""
-    out = np.empty((limit, h), dtype=np.int64)
+    repeated = False
+    if answers.shape[0] == h:
+        for t in range(h):
+            for u in range(t):
+                repeated |= answers[t] == answers[u]
+    out = np.empty((limit if repeated else 1, h), dtype=np.int64)
     for t in range(h):
         out[0, t] = t
-    if h < 2 or answers.shape[0] != h:
-        return out[:1]
+    if not repeated:  # the identity alone (this is most nodes: no cost beyond it)
+        return out
     count = 0
     rho = np.full(h, -1, dtype=np.int64)
     used = np.zeros(h, dtype=np.bool_)
@@ -241,6 +246,8 @@ def canonical_probes(codes, masks, probes, history, answers, perms, k, fix_zero,
     The relabelling test runs first on symbol bit sets, then in position order; the other
     symmetries are tried only on the probes that pass it.
     """
+    if probes.shape[0] == 0:  # a node whose every probe is above the cut-off: no symmetry to compute
+        return probes.copy()
     pis, taus, asked = stabiliser(codes, history, answers, perms, k, fix_zero)
     n = codes.shape[1]
     dead, n_dead = dead_symbols(asked, masks, cand, k, fix_zero)

@@ -291,7 +291,7 @@ def test_the_quick_deadline_stops_only_the_armed_search():
     deadline = Deadline()
     armed, spared = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
     deadline.arm(spared, 0.005)
-    deadline.arm(None, 0.0)
+    deadline.disarm()
     deadline.arm(armed, 0.005)
     time.sleep(0.1)
     assert armed[exact.K_STOP] == 1 and spared[exact.K_STOP] == 0

@@ -79,8 +79,11 @@ class Deadline:
         self.open = True
         threading.Thread(target=self._watch, daemon=True, name="quick-deadline").start()
 
-    def arm(self, control: np.ndarray | None, seconds: float) -> None:
-        self.armed = None if control is None else (control, time.perf_counter() + seconds)
+    def arm(self, control: np.ndarray, seconds: float) -> None:
+        self.armed = (control, time.perf_counter() + seconds)
+
+    def disarm(self) -> None:
+        self.armed = None
 
     def close(self) -> None:
         self.open = False
@@ -500,7 +503,7 @@ class Driver:
         try:
             result = run_on(self.engine, task, control, threaded=False)
         finally:
-            self.deadline.arm(None, 0.0)
+            self.deadline.disarm()
         return None if result.stopped else result
 
     def cancel(self, node: SetNode) -> None:

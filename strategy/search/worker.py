@@ -93,10 +93,10 @@ class Engine:
         control = self.control if control is None else control
         args = self._args() + (S, np.int64(d), np.int64(beta), history, np.int64(b), np.int64(-1), np.int64(probe),
                                control, np.int64(1 if live else 0))
-        return self._threaded(exact.solve, args, control, small=not threaded)
+        return self._threaded(exact.solve, args, control, threaded)
 
-    def _threaded(self, fn, args, control, small: bool = False) -> tuple[int, int]:
-        if small:  # a call that ends in milliseconds: a thread would cost more than it protects
+    def _threaded(self, fn, args, control, threaded: bool = True) -> tuple[int, int]:
+        if not threaded:  # a call that ends in milliseconds: a thread would cost more than it protects
             result = fn(*args)
             if control[exact.K_STOP]:
                 raise Stopped()
@@ -142,7 +142,7 @@ class Engine:
         else:
             probe, b_here = self._threaded(exact.choose, self._args() + (S, np.int64(d), np.int64(value), history,
                                                                        np.int64(b), self.control), self.control,
-                                           small=n <= SMALL_SET)
+                                           threaded=n > SMALL_SET)
         if probe < 0:
             raise RuntimeError(f"no question reaches the proven value {value} (a set of {n} secrets at depth {d})")
         members, starts = split(gt.table, S, probe, len(gt.answers))
