@@ -507,8 +507,10 @@ def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, ru
                     walk = node_parent[walk]
                 pool = cand if consistent else all_probes
                 if n >= SYMMETRY_MIN_SET:
-                    pool = canonical_probes(codes, masks, pool, history, np.empty(0, dtype=np.int64), perms, k, fix_zero,
-                                            cand)  # answers unknown here: the questions are fixed one by one
+                    answers = np.empty(depth, dtype=np.int64)  # every candidate got these: ask the first one
+                    for t in range(depth):
+                        answers[t] = answer_of(sym, occ, cnt, lut, width, cand[0], history[t])
+                    pool = canonical_probes(codes, masks, pool, history, answers, perms, k, fix_zero, cand)
                 length = codes.shape[1]
                 if use_packed and n <= 65535 and length * (length + 1) // 2 + length < 32:
                     if big_work > 0 and pool.shape[0] * n >= big_work:
