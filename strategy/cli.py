@@ -613,7 +613,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
-    p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task (for tools/simulate_scaling.py)")
+    p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task, or per probe of a batch "
+                   "(for tools/simulate_scaling.py)")
     p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven "
                    "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
     p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
@@ -622,7 +623,7 @@ def make_parser() -> argparse.ArgumentParser:
                         "file also brings its proven bound (e.g. the least total's to a worst-case solve) "
                         "(repeatable)")
     p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
-                   "fine from 8: large refutations split too, more work but no long task)")
+                   "fine from 8: large refutations split too, more work but no long task; probes sent in batches)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)

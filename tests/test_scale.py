@@ -259,6 +259,10 @@ def test_the_task_log_replays_in_the_simulation(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert "tasks" in lines[0] and lines[-1].split()[0] == "64"
+    rows = [orjson.loads(line) for line in log.read_text().splitlines()]
+    tasks = {row["task"] for row in rows}
+    assert len(tasks) < len(rows), "the fine plan sent no batch of probes"
+    assert int(lines[0].split()[0]) == len(tasks)  # a batch replays as one task
     speedups = [float(line.split()[-1].rstrip("x")) for line in lines[2:]]
     assert speedups[0] == 1.0 and speedups[1] > 1.5 and speedups[2] >= speedups[1]
 
@@ -303,3 +307,30 @@ def test_the_quick_deadline_stops_only_the_armed_search():
     deadline.close()
     time.sleep(0.05)
     assert not any(t.name == "quick-deadline" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_batch_of_probes_gives_each_probe_the_result_it_would_get_alone():
+    """run_batch tightens the cut-off after each exact value (a later probe must be strictly better), so each
+    probe's outcome is the one a task of its own would give with the cut-off the driver would then send."""
+    import numpy as np
+
+    from strategy.search.worker import Engine, Spec, Task, run_batch, run_on
+    from strategy.search.objectives import total
+
+    gt = game_table(parse_game("mastermind:3x4"))
+    spec = Spec(gt.game, total(), False, 12)
+    S = np.arange(gt.size, dtype=np.int32)
+    history = np.zeros(0, dtype=np.int64)
+    b = Engine(gt, spec).branching(S)
+    probes = tuple(range(0, gt.size, 5))
+    for beta in (10 ** 9, 200, 190):
+        batch = run_batch(Engine(gt, spec), Task("k", S, 0, history, b, beta, probes=probes))
+        assert [r.key for r in batch.batch] == [f"k/{p}" for p in probes]
+        cut, exact_seen = beta, 0
+        for probe, got in zip(probes, batch.batch):
+            alone = run_on(Engine(gt, spec), Task("k", S, 0, history, b, cut, probe=probe))
+            assert (got.value, got.exact, got.tree) == (alone.value, alone.exact, alone.tree)
+            assert got.exact == (got.value < cut) and (got.exact or got.value >= cut)
+            if got.exact:
+                cut, exact_seen = got.value, exact_seen + 1
+        assert exact_seen >= (1 if beta > 10 ** 8 else 0)

@@ -33,7 +33,14 @@ def load(path: str, phase: str | None, every_run: bool = False) -> list[dict]:
     if len(runs) > 1 and not every_run:  # a resumed solve: replay the last run only (the earlier ones did other work)
         last = rows[-1]["run"]
         rows = [row for row in rows if row["run"] == last]
-    return sorted(rows, key=lambda r: r["task"])
+    tasks: dict[tuple, dict] = {}  # a batch of probes is one task, logged as a line per probe: one row, their time
+    for row in rows:
+        key = (row["run"], row["task"])
+        if key in tasks:
+            tasks[key] = {**tasks[key], "seconds": tasks[key]["seconds"] + row["seconds"]}
+        else:
+            tasks[key] = row
+    return sorted(tasks.values(), key=lambda r: r["task"])
 
 
 def in_driver(row: dict) -> bool:

@@ -39,13 +39,16 @@ class Plan:
     probe is split into its parts; their other probes run as one task each, unless the set has more than
     split_probes secrets (then they are split too, so that no task holds a large part of the work).
     With `quick`, the driver first tries each probe task itself for QUICK_SECONDS: right for a few workers
-    (a round trip costs more than most refutations), wrong for many (the driver must stay free to dispatch)."""
+    (a round trip costs more than most refutations), wrong for many (the driver must stay free to dispatch).
+    With `batch_seconds`, consecutive probe tasks of a set go out together, as many as the set's probe tasks
+    so far say fill that long: the many workers' way past a round trip per millisecond refutation."""
 
     min_size: int = 150
     max_depth: int = 2
     split_probes: int = 400
     split_refuting: int = 300
     quick: bool = False
+    batch_seconds: float = 0.0
 
     def expands(self, n: int, d: int) -> bool:
         return d <= self.max_depth and n > self.min_size
@@ -57,7 +60,8 @@ NO_SPLIT = Plan(min_size=1 << 30, max_depth=-1)
 # took 14 min, of Mastermind 5x6's whole game 29 min. Splitting above 1500 secrets (Mastermind 4x8: the
 # longest task 9.4 s -> 0.66 s, worker time +16%, same wall time) leaves bulls 4 of 10 as it was.
 COARSE = Plan(split_probes=1500, quick=True)
-FINE = Plan()  # many workers: large refutations are split too (more work, no task holds much of it)
+FINE = Plan(batch_seconds=0.25)  # many workers: large refutations are split too (more work, no task holds much
+# of it), and the probes of a set are batched into tasks of about 0.25 s
 PLANS = {"coarse": COARSE, "fine": FINE}
 FINE_FROM_SLOTS = 8
 # a probe task is first tried in the driver for this long: most refutations end within a millisecond, far
@@ -66,6 +70,8 @@ QUICK_SECONDS = 0.004
 QUICK_MAX_SIZE = 600  # larger sets are not tried: one scan of their probes can outlast the timer (it is checked
 # between subproblems), and a driver stuck in it would not answer Ctrl-C
 PROGRESS_SECONDS = 0.2  # how often the progress callback is given the share settled
+MAX_BATCH = 64  # probes in one batch at most
+BATCH_AFTER = 4  # probe tasks of a set measured before its probes are batched (until then, one per task)
 MAX_ATTEMPTS = 3  # a task lost this many times stops the solve: a dead worker is bad luck, three are a cause
 
 
@@ -132,6 +138,7 @@ class SetNode:
         self.incumbent = INF
         self.incumbent_pos = -1
         self.phase_two = False
+        self.probe_tasks, self.probe_seconds = 0, 0.0  # this set's probe tasks finished by workers, and their time
 
     # -- bounds -------------------------------------------------------------------------------------
     def cutoff(self) -> int:
@@ -230,10 +237,43 @@ class SetNode:
             return self.check()
         self.launched[pos] = ProbeNode(self, pos, probe)
         self.pending.add(pos)
-        if pos == 0 or self.n > self.drv.plan.split_probes:
+        if not self.whole_probes(pos):
             self.launched[pos].start()  # the likely winner (its parts must be solved anyway), or a large set
-        else:
-            self.launched[pos].submit()  # most others are refuted fast by the engine's own ordering
+        elif not self.launched[pos].from_store():
+            self.drv.submit(self.launched[pos])  # most others are refuted fast by the engine's own ordering
+
+    def whole_probes(self, pos: int) -> bool:
+        """Whether the probe at `pos` runs as one task (else the driver splits it into its parts)."""
+        return pos > 0 and self.n <= self.drv.plan.split_probes
+
+    def batch_size(self) -> int:
+        """How many probe tasks of this set to send as one, from what its probe tasks took so far."""
+        target = self.drv.plan.batch_seconds
+        if target <= 0 or self.probe_tasks < BATCH_AFTER:
+            return 1
+        return max(1, min(MAX_BATCH, int(target * self.probe_tasks / max(self.probe_seconds, 1e-6))))
+
+    def launch_batch(self, positions: list[int]) -> None:
+        """Launch these probes (consecutive, each a whole task) as one batch task."""
+        members = []
+        for pos in positions:
+            if self.done or self.cancelled:
+                return
+            if pos in self.launched or pos in self.proven:
+                continue
+            probe, bound, _ = self.probes[pos]
+            if bound >= self.cutoff_for(pos):
+                self.proven[pos] = bound
+                continue
+            node = self.launched[pos] = ProbeNode(self, pos, probe)
+            self.pending.add(pos)
+            if not node.from_store():
+                members.append(node)
+        if len(members) > 1:
+            self.drv.submit(ProbeBatch(members))
+        elif members:
+            self.drv.submit(members[0])
+        self.check()
 
     def probe_finished(self, pos: int, value: int, exact_value: bool) -> None:
         """A probe's outcome: its exact value, or a proven lower bound."""
@@ -319,18 +359,22 @@ class ProbeNode:
         self.key = owner.key + f"/{probe}"
         self.n, self.d, self.path = owner.n, owner.d, owner.path + (pos,)
         self.cancelled = False
+        self.batch: ProbeBatch | None = None  # the batch task that runs it, if any
 
-    def submit(self) -> None:
+    def from_store(self) -> bool:
+        """Settled by what the store holds (exact, or a bound at the cut-off): then finished here."""
         drv = self.owner.drv
         stored = drv.store.get(self.key) if drv.store is not None else None
         if stored is not None:
             drv.reused += 1
             if stored.exact:
-                return self.task_finished(Result(self.key, stored.value, True, stored.tree, 0.0, "store"))
+                self.task_finished(Result(self.key, stored.value, True, stored.tree, 0.0, "store"))
+                return True
             self.lb = max(self.lb, stored.value)
             if self.lb >= self.cutoff():
-                return self.task_finished(Result(self.key, self.lb, False, None, 0.0, "store"))
-        drv.submit(self)
+                self.task_finished(Result(self.key, self.lb, False, None, 0.0, "store"))
+                return True
+        return False
 
     def task(self, beta: int) -> Task:
         o = self.owner
@@ -340,6 +384,9 @@ class ProbeNode:
         """The probe task's outcome: exact value (and subtree), or a lower bound."""
         self.task_seconds = r.seconds
         self.done = True
+        if r.worker != "store":
+            self.owner.probe_tasks += 1
+            self.owner.probe_seconds += r.seconds
         store = self.owner.drv.store
         if store is not None and r.worker != "store" and (r.exact or r.value > 0):
             store.put(self.key, self.n, self.d, r.value, r.exact, r.tree, r.seconds)
@@ -414,10 +461,48 @@ class ProbeNode:
     def cancel(self) -> None:
         if self.handle is not None and not self.done:
             self.cancelled = True
-            self.owner.drv.cancel(self)
+            if self.batch is not None:
+                self.batch.member_cancelled()
+            else:
+                self.owner.drv.cancel(self)
         for part in self.parts:
             if not part.done:
                 part.cancel()
+
+
+class ProbeBatch:
+    """Consecutive probes of one set run as one task (`worker.run_batch`): with many workers, most
+    refutations take less than a task's round trip. Stopped only once none of its probes is wanted."""
+
+    def __init__(self, members: list[ProbeNode]):
+        self.members = members
+        self.owner = members[0].owner
+        self.key, self.n, self.d, self.path = self.owner.key, self.owner.n, self.owner.d, members[0].path
+        self.handle: int | None = None
+        self.cancelled = False
+        for m in members:
+            m.batch = self
+
+    @property
+    def done(self) -> bool:
+        return all(m.done for m in self.members)
+
+    def cutoff(self) -> int:
+        """The loosest of its probes' cut-offs (one cut-off reaches the task; the worker tightens it)."""
+        return max(m.cutoff() for m in self.members)
+
+    def task(self, beta: int) -> Task:
+        o = self.owner
+        return Task(o.key, o.S, o.d, o.history, o.b, int(beta), probes=tuple(m.probe for m in self.members))
+
+    def cancel(self) -> None:
+        if self.handle is not None and not self.cancelled:
+            self.cancelled = True
+            self.owner.drv.cancel(self)
+
+    def member_cancelled(self) -> None:
+        if all(m.cancelled or m.done for m in self.members):
+            self.cancel()
 
 
 @dataclass
@@ -463,6 +548,19 @@ class Driver:
         """Ready work; it remembers the task whose completion released it (for the log's dependencies)."""
         heapq.heappush(self.ready, (path, next(self._order), item, self.trigger))
 
+    def launch_probes(self, owner: SetNode, pos: int) -> None:
+        """Launch the probe at `pos`, with the probes queued right after it when the set batches them."""
+        size = owner.batch_size() if owner.whole_probes(pos) else 1
+        if size == 1:
+            return owner.launch(pos)
+        positions = [pos]
+        while len(positions) < size and self.ready:  # the set's next probes come next in depth-first order
+            item = self.ready[0][2]
+            if item[0] != "probe" or item[1] is not owner:
+                break
+            positions.append(heapq.heappop(self.ready)[2][2])
+        owner.launch_batch(positions)
+
     def probe_list(self, S, d, history, b, beta):
         """Canonical probes with a bound below beta, in the canonical order, and the set's branching."""
         e = self.engine
@@ -475,9 +573,9 @@ class Driver:
 
     # -- tasks -------------------------------------------------------------------------------------
     def submit(self, node) -> None:
-        """Run a set (SetNode) or a probe (ProbeNode) as one task."""
+        """Run a set (SetNode), a probe (ProbeNode) or a batch of probes (ProbeBatch) as one task."""
         beta = node.cutoff()
-        if isinstance(node, ProbeNode):
+        if isinstance(node, (ProbeNode, ProbeBatch)):
             task = node.task(beta)
         else:
             task = Task(node.key, node.S, node.d, node.history, node.b, int(beta))
@@ -488,6 +586,9 @@ class Driver:
             self.quick_done.append(Finished(node.handle, result))
         else:
             node.handle = self.executor.submit(self.spec, task)
+        if isinstance(node, ProbeBatch):
+            for m in node.members:
+                m.handle = node.handle
         self.running[node.handle] = node
         self.sent_cutoff[node.handle] = int(beta)
         self.tasks += 1
@@ -532,12 +633,10 @@ class Driver:
         self.worker_seconds += r.seconds
         if r.counters:
             self.counters += np.asarray(r.counters, dtype=np.int64)
+        if isinstance(node, ProbeBatch):
+            return self.batch_finished(node, f.handle, r, after)
         if self.log:
-            self.log({"task": self.event_of.get(f.handle), "after": after, "key": node.key, "size": node.n,
-                      "depth": node.d, "probe": isinstance(node, ProbeNode),
-                      "path": list(node.path), "seconds": round(r.seconds, 4), "worker": r.worker,
-                      "value": r.value, "exact": r.exact, "stopped": r.stopped or node.cancelled,
-                      "finished": round(time.perf_counter() - self.started, 4)})
+            self.log_task(f.handle, after, node, r)
         if r.stopped or node.cancelled:
             return
         if isinstance(node, ProbeNode):
@@ -547,6 +646,25 @@ class Driver:
             node.resolve(r.value, r.tree, r.seconds)
         else:
             node.fail(r.value)
+
+    def batch_finished(self, batch: ProbeBatch, handle: int, r: Result, after: int | None) -> None:
+        """A batch's outcome: each probe's, in order (the log has a line per probe, all with the batch's number)."""
+        if self.log:
+            for m, mr in zip(batch.members, r.batch) if r.batch else [(batch, r)]:
+                self.log_task(handle, after, m, mr, stopped=batch.cancelled)
+        if r.stopped or batch.cancelled:
+            return
+        for m, mr in zip(batch.members, r.batch):
+            m.handle = None
+            if not m.cancelled:
+                m.task_finished(mr)
+
+    def log_task(self, handle: int, after: int | None, node, r: Result, stopped: bool = False) -> None:
+        self.log({"task": self.event_of.get(handle), "after": after, "key": node.key, "size": node.n,
+                  "depth": node.d, "probe": isinstance(node, (ProbeNode, ProbeBatch)),
+                  "path": list(node.path), "seconds": round(r.seconds, 4), "worker": r.worker,
+                  "value": r.value, "exact": r.exact, "stopped": r.stopped or node.cancelled or stopped,
+                  "finished": round(time.perf_counter() - self.started, 4)})
 
     def resolved(self, node: SetNode) -> None:
         if self.store is not None and not node.cancelled and (node.value is not None or node.lb < INF):
@@ -564,7 +682,7 @@ class Driver:
         for handle, node in list(self.running.items()):
             if node.cancelled or handle < 0:
                 continue
-            owner_done = node.owner.done if isinstance(node, ProbeNode) else (
+            owner_done = node.owner.done if isinstance(node, (ProbeNode, ProbeBatch)) else (
                 node.parent is not None and node.parent.done)
             if owner_done and not node.done:
                 node.cancel()
@@ -589,7 +707,7 @@ class Driver:
                     if item[0] == "set":
                         item[1].start()
                     else:
-                        item[1].launch(item[2])
+                        self.launch_probes(item[1], item[2])
                 self.push_cutoffs()
                 if root.done:
                     break

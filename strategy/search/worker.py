@@ -166,7 +166,8 @@ class Stopped(Exception):
 
 @dataclass
 class Task:
-    """Solve S at depth d below a cut-off (with `probe` >= 0: the value of that first question);
+    """Solve S at depth d below a cut-off (with `probe` >= 0: the value of that first question; with
+    `probes`, a batch: the value of each of those first questions in turn, see `run_batch`);
     `slot` addresses the live control of the executor (or -1)."""
 
     key: str
@@ -177,6 +178,7 @@ class Task:
     beta: int
     probe: int = -1
     slot: int = -1
+    probes: tuple[int, ...] = ()
 
 
 @dataclass
@@ -189,6 +191,7 @@ class Result:
     worker: str
     counters: list[int] = field(default_factory=list)
     stopped: bool = False
+    batch: list["Result"] = field(default_factory=list)  # a batch's outcome, one result per probe in order
 
 
 _ENGINES: dict = {}
@@ -215,6 +218,8 @@ def run_task(spec: Spec, task: Task, control: np.ndarray | None = None) -> Resul
 def run_on(engine: Engine, task: Task, control: np.ndarray | None = None, threaded: bool = True) -> Result:
     """Solve one task with this engine (stopped at once, without a result, when control[K_STOP] is set);
     `threaded` False when a timer stops it within milliseconds (a thread costs more than it protects then)."""
+    if task.probes:
+        return run_batch(engine, task, control, threaded)
     start = time.perf_counter()
     before = engine.counters.copy()
     if control is not None and control[exact.K_BETA] > task.beta:
@@ -228,3 +233,25 @@ def run_on(engine: Engine, task: Task, control: np.ndarray | None = None, thread
         return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(), stopped=True)
     return Result(task.key, int(value), exact_value, tree, time.perf_counter() - start, worker_name(),
                   (engine.counters - before).tolist())
+
+
+def run_batch(engine: Engine, task: Task, control: np.ndarray | None = None, threaded: bool = True) -> Result:
+    """The value of each of `task.probes` as the first question of S, in order: each must beat the cut-off,
+    which an exact value lowers for the probes after it (a later probe must be strictly better, as the
+    driver's tie rule says). The batch stops whole, without results, when the driver stops it."""
+    start = time.perf_counter()
+    before = engine.counters.copy()
+    beta = task.beta
+    results = []
+    for probe in task.probes:
+        if control is not None:
+            beta = min(beta, int(control[exact.K_BETA]))
+        r = run_on(engine, Task(f"{task.key}/{probe}", task.S, task.d, task.history, task.b, beta, probe=probe),
+                   control, threaded)
+        if r.stopped:
+            return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(), stopped=True)
+        results.append(r)
+        if r.exact:
+            beta = min(beta, r.value)
+    return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(),
+                  (engine.counters - before).tolist(), batch=results)
