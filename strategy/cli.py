@@ -284,7 +284,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         try:
             bounds = _proven_bound(doc, args.consistent_only)
         except (KeyError, TypeError, ValueError):
-            raise CommandError(f"{quote(path)}: a partial tree without a valid generator.lower_bound") from None
+            raise CommandError(f"{quote(path)}: a partial or proven tree without a valid bound in its generator") from None
         for stage, bound in bounds.items():
             known_bounds[stage] = max(bound, known_bounds.get(stage, 0))
     gt = game_table(game)
@@ -356,18 +356,34 @@ def _earlier_partial(path: str | None, game, consistent_only: bool) -> tuple[dic
 
 
 def _proven_bound(doc, consistent_only: bool) -> dict[str, int]:
-    """{objective stage: proven lower bound} of an interrupted solve's partial tree, when it bounds this
-    search: a bound proven with any probe also bounds a consistent-only search, not the other way round.
-    A race's costs are not in its stage name, so its bound is never carried over."""
+    """{objective stage: proven lower bound} of an interrupted solve's partial tree, or the proven values of
+    a solved tree (least total; least total within, or fewest at, its proven worst case), when they bound
+    this search: a bound proven with any probe also bounds a consistent-only search, not the other way
+    round. A race's costs are not in its stage name, so its bound is never carried over."""
     g = doc.generator
-    stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "")
-    rule_ok = consistent_only or not g.get("consistent_only")
-    if doc.objective != "partial" or not rule_ok or not stage or stage.startswith("win"):
+    if not (consistent_only or not g.get("consistent_only")):
         return {}
-    bound = g["lower_bound"]
-    if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
-        raise ValueError(f"lower_bound {bound!r}")
-    return {stage: bound}
+    if doc.objective == "partial":
+        stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "")
+        if not stage or stage.startswith("win"):
+            return {}
+        bounds = {stage: g["lower_bound"]}
+    else:
+        proven = g.get("proven") or {}
+        if doc.objective == "total" and "total" in proven:
+            bounds = {"total": proven["total"]}
+        elif doc.objective.startswith("total-max-depth-") and "total" in proven:
+            bounds = {f"total-within-{proven['max_depth']}": proven["total"]}
+        elif doc.objective == "worst" and "worst" in proven:
+            bounds = {f"total-within-{proven['worst']}": proven["total"]}
+        elif doc.objective == "worst-then-fewest" and "worst" in proven:
+            bounds = {f"fewest-at-{proven['worst']}": proven["fewest_at_worst"]}
+        else:
+            return {}
+    for bound in bounds.values():
+        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+            raise ValueError(f"lower_bound {bound!r}")
+    return bounds
 
 
 def _report_partial(partial, game, args: argparse.Namespace) -> None:
@@ -619,9 +635,10 @@ def make_parser() -> argparse.ArgumentParser:
                    "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
     p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
                    help="a complete tree of the game known beforehand (e.g. the consistent-only optimum): if "
-                        "interrupted, the best tree found is never worse; another interrupted solve's --partial "
-                        "file also brings its proven bound (e.g. the least total's to a worst-case solve) "
-                        "(repeatable)")
+                        "interrupted, the best tree found is never worse, and the search cuts anything worse; "
+                        "another interrupted solve's --partial file, or a solved tree, also brings its proven "
+                        "bound (e.g. the least total's to a worst-case solve): a stage that a given tree meets "
+                        "is then settled with no search (repeatable)")
     p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
                    "fine from 8: large refutations split too, more work but no long task; probes sent in batches)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

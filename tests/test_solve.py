@@ -298,19 +298,20 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     with pytest.raises(KeyboardInterrupt) as info:
         solve_game(gt, "total", progress=False, known_bounds={"total": stats.total, "total-within-9": stats.total + 1})
     assert info.value.partial.lower_bound == stats.total
-    # the command line: the tree and bound of an earlier partial file are kept (here the optimum, as a
-    # partial tree with its true bound), and an incumbent given by path is used
+    # the command line: the tree and bound of an earlier partial file are kept (here the entropy tree, as a
+    # partial tree with the true bound), and an incumbent given by path is used
     best, out = tmp_path / "best.json", tmp_path / "out.json"
     earlier = {"tool": "test", "lower_bound": stats.total, "objective_of_the_search": "total", "bound_of": "total",
                "consistent_only": False}
-    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "partial", earlier, stats.to_json()), best)
+    entropy = build(gt, "entropy", False, progress=False)
+    tree_io.save(tree_io.TreeDoc(gt.game, entropy, "partial", earlier, measure(gt.game, entropy)[0].to_json()), best)
     import signal
 
     monkeypatch.setattr(signal, "signal", lambda *a: None)  # main() must not replace pytest's handlers
     args = ["solve", "--game", spec, "--jobs", "1", "--quiet", "-o", str(out)]
     assert main([*args, "--partial", str(best)]) == 130 and not out.exists()
     doc = orjson.loads(best.read_bytes())
-    assert doc["stats"]["total"] == doc["generator"]["lower_bound"] == stats.total
+    assert doc["generator"]["lower_bound"] == stats.total < doc["stats"]["total"] == greedy["entropy"]
     # an incumbent bounds the tree; an interrupted solve's partial file given as one brings its bound too,
     # to every stage its bound holds for: the least total bounds the least total within a depth
     shipped, again = tmp_path / "shipped.json", tmp_path / "again.json"
@@ -363,7 +364,7 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
         doc["generator"]["lower_bound"] = bound
         tree.write_bytes(orjson.dumps(doc))
         r = run_cli("solve", "--game", "bulls:3x6", "--incumbent", str(tree), "--quiet", "-o", str(tmp_path / "o.json"))
-        assert r.returncode == 2 and "without a valid generator.lower_bound" in r.stderr and "Traceback" not in r.stderr
+        assert r.returncode == 2 and "without a valid bound" in r.stderr and "Traceback" not in r.stderr
 
 
 @settings(max_examples=200, deadline=None)
@@ -450,3 +451,30 @@ def test_a_search_below_a_cut_off_is_exact_or_a_bound_at_or_above_it(spec, quest
         assert (v, probe >= 0) == (value, True)
     else:
         assert beta <= v <= value
+
+
+def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search(tmp_path):
+    """A least-total tree is a least total within any depth it keeps to, and a tree within D questions
+    settles "is D enough?": Mastermind 4x6's worst case with its proven total-within-5 tree given needs
+    only the search that refutes 4. A bound proven with consistent probes only settles nothing for a
+    search that may ask any code (its tree, worse, is only the first cut-off), and the tree is the same."""
+    import orjson
+
+    from .conftest import ROOT
+
+    shipped = ROOT / "trees" / "mastermind-4x6-total-within-5.json"
+    r = run_cli("solve", "--game", "mastermind:4x6", "--objective", "worst", "--incumbent", str(shipped), "--quiet",
+                "-o", str(tmp_path / "w.json"))
+    assert r.returncode == 0, r.stderr
+    assert "proved: minimum worst case 5" in r.stderr and "within 5 questions 5626" in r.stderr
+    assert "settled with no search: feasible-5, total-within-5" in r.stderr
+    doc = orjson.loads((tmp_path / "w.json").read_bytes())
+    assert doc["generator"]["run"]["settled_by_a_given_tree"] == ["feasible-5", "total-within-5"]
+    assert doc["stats"]["total"] == 5626 and doc["stats"]["worst"] == 5
+    consistent = tmp_path / "c.json"
+    assert run_cli("solve", "--game", "mastermind:4x6", "--consistent-only", "--quiet", "-o", str(consistent)).returncode == 0
+    alone, given = tmp_path / "alone.json", tmp_path / "given.json"
+    assert run_cli("solve", "--game", "mastermind:4x6", "--quiet", "-o", str(alone)).returncode == 0
+    r = run_cli("solve", "--game", "mastermind:4x6", "--incumbent", str(consistent), "--quiet", "-o", str(given))
+    assert r.returncode == 0 and "settled" not in r.stderr and "proved: minimum total 5625" in r.stderr
+    assert orjson.loads(given.read_bytes())["tree"] == orjson.loads(alone.read_bytes())["tree"]

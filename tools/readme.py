@@ -90,6 +90,10 @@ def block_results() -> str:
         seconds = f"{run['seconds']:,.1f} s, {run['executor']}" if run else ""
         if run.get("reused_from_store"):  # the last run only: earlier runs left their work in the store
             seconds += f", the last run of a resumed solve ({run['reused_from_store']} subproblems read back)"
+        every = doc.generator.get("frontier")
+        if every:  # a frontier proof over several runs (the engine may have changed between them)
+            seconds += (f"; every run: {every['wall_seconds'] / 3600:.1f} h wall, "
+                        f"{every['worker_seconds'] / 3600:.1f} h of worker time")
         key = published_key(doc.game.spec, doc.objective, doc.generator.get("consistent_only"))
         rows.append(f"| {doc.game.spec} | {doc.game.count()} | {objective_label(doc)} | {proven} | {stats.average:.4f} | "
                     f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | {PUBLISHED.get(key, 'none found')} | "

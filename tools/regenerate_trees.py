@@ -218,6 +218,11 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
         return stopped
     if process.returncode:
         raise SystemExit(f"{name}: {err.strip()}")
+    if resumes:  # the proof took every run on this store: record their time with it
+        work, _, _ = task_record(name)
+        doc = tree_io.load(out)
+        doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1), "worker_seconds": round(work, 1)}
+        tree_io.save(doc, out)
     best.unlink(missing_ok=True)  # a proven tree replaces the best found
     ship(store)
     (PARTIAL / f"{name}.json.gz").unlink(missing_ok=True)

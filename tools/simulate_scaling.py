@@ -48,9 +48,10 @@ def in_driver(row: dict) -> bool:
     return str(row.get("worker", "")).rsplit(":", 1)[-1] == str(row["run"]).split("-", 1)[0]
 
 
-def makespan(rows: list[dict], workers: int) -> float:
+def makespan(rows: list[dict], workers: int, dispatch: float = 0.0) -> float:
     """List scheduling in submission order: each task starts when its releaser is done and a worker is free
-    (the driver's own tasks when the driver is free)."""
+    (the driver's own tasks when the driver is free); a task sent out also holds the driver for `dispatch`
+    seconds first (sending it, handling its result), so that one driver feeds only so many workers."""
     finish: dict[int, float] = {}
     free = [0.0] * workers
     heapq.heapify(free)
@@ -60,8 +61,9 @@ def makespan(rows: list[dict], workers: int) -> float:
         if in_driver(row):
             driver_free = finish[row["task"]] = max(ready, driver_free) + row["seconds"]
             continue
-        start = max(ready, heapq.heappop(free))
-        end = start + row["seconds"]
+        start = max(ready, heapq.heappop(free), driver_free)
+        driver_free = start + dispatch
+        end = start + dispatch + row["seconds"]
         finish[row["task"]] = end
         heapq.heappush(free, end)
     return max(finish.values())

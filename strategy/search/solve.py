@@ -156,6 +156,7 @@ class Session:
         self.driver: Driver | None = None
         self.phase = ""
         self.last_tree: dict | None = None  # the tree of the last finished stage (a staged objective's incumbent)
+        self.settled: list[str] = []  # stages a known tree settled without a search (see run)
 
     def start_line(self) -> str | None:
         if self.store is None:
@@ -166,10 +167,30 @@ class Session:
         if self._log:
             self._log.write(orjson.dumps({"run": self.run_id, "phase": self.phase, **entry}).decode() + "\n")
 
+    def known_bound(self, stage: str) -> int:
+        """A lower bound on this stage that holds before its search: an earlier run's, or the least total's
+        for a total within a depth (never below it); a fewest-at-D stage runs once no tree within D-1
+        exists, so some secret needs all D questions."""
+        return max(self.known_bounds.get(stage, 0), 1 if stage.startswith("fewest-at-") else 0,
+                   self.known_bounds.get("total", 0) if stage.startswith("total") else 0)
+
     def run(self, costs: Costs, beta: int = INF, label: str = "") -> Outcome:
-        """Prove the value of the whole game under `costs` if it is below beta."""
+        """Prove the value of the whole game under `costs` if it is below beta.
+
+        A known tree (an incumbent, or the last stage's) that meets the stage's known bound settles it
+        with no search (e.g. a proven least-total tree within D questions is a least total within D);
+        otherwise the cheapest one is the search's first cut-off (anything not at least as good is cut)."""
         from tqdm import tqdm
 
+        known = [(tree_cost(self.gt, t, costs), i, t) for i, t in enumerate([*self.incumbents, self.last_tree])
+                 if t is not None]
+        cost, _, tree = min(known, key=lambda k: k[:2]) if known else (INF, 0, None)
+        if cost < INF:
+            if cost <= self.known_bound(costs.name):
+                self.settled.append(costs.name)
+                self.last_tree = tree
+                return Outcome(cost, True, tree, cost, 0, 0, 0.0, 0)
+            beta = min(beta, cost + 1)
         spec = Spec(self.gt.game, costs, self.consistent_only, self.tt_bits)
         engine = Engine(self.gt, spec)
         self.phase = costs.name
@@ -203,8 +224,7 @@ class Session:
         stage = d.spec.costs.name
         # a fewest-at-D stage runs once no tree within D-1 exists: some secret needs all D questions; the least
         # total within D is never below the least total
-        lb = max(d.lower_bound(), self.known_bounds.get(stage, 0), 1 if stage.startswith("fewest-at-") else 0,
-                 self.known_bounds.get("total", 0) if stage.startswith("total") else 0)
+        lb = max(d.lower_bound(), self.known_bound(stage))
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
             # early on, a greedy tree of the whole game may still be the better one; in a later stage of a
@@ -391,10 +411,15 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
         session.close()
         raise
     session.close()
+    if session.settled:
+        lines.append(f"settled with no search: {', '.join(session.settled)} (a given tree meets the bound "
+                     f"proven before the search)")
     seconds = time.perf_counter() - start
     c = session.counters
     run = {"seconds": round(seconds, 2), "worker_seconds": round(session.worker_seconds, 2),
            "executor": session.executor.name, "plan": session.plan_name, "tasks": session.tasks, "reused_from_store": session.reused,
            "lost_workers": session.lost, "nodes": int(c[exact.C_NODES]), "probes_tried": int(c[exact.C_PROBES]),
            "machine": machine()}
+    if session.settled:
+        run["settled_by_a_given_tree"] = session.settled
     return SolveReport(game, name, tree, proven, run, lines)
