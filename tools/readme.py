@@ -90,6 +90,8 @@ def block_results() -> str:
         seconds = f"{run['seconds']:,.1f} s, {run['executor']}" if run else ""
         if run.get("reused_from_store"):  # the last run only: earlier runs left their work in the store
             seconds += f", the last run of a resumed solve ({run['reused_from_store']} subproblems read back)"
+        if run.get("settled_by_a_given_tree"):  # stages a shipped tree met the proven bound of (no search)
+            seconds += f"; {', '.join(run['settled_by_a_given_tree'])} settled by a given tree"
         every = doc.generator.get("frontier")
         if every:  # a frontier proof over several runs (the engine may have changed between them)
             seconds += (f"; every run: {every['wall_seconds'] / 3600:.1f} h wall, "

@@ -178,6 +178,7 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     best = best_found_path(name)
     resumes = store is not None and store.exists() and best.exists()
     before = float(tree_io.load(best).generator.get("progress", 0.0)) if resumes else 0.0
+    spent_before = tree_io.load(best).generator.get("frontier") if best.exists() else None  # every earlier run's time
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
@@ -218,10 +219,12 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
         return stopped
     if process.returncode:
         raise SystemExit(f"{name}: {err.strip()}")
-    if resumes:  # the proof took every run on this store: record their time with it
-        work, _, _ = task_record(name)
+    if spent_before:  # the proof took every run since the first: record their time with it
+        _, _, last = task_record(name)
         doc = tree_io.load(out)
-        doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1), "worker_seconds": round(work, 1)}
+        doc.generator["frontier"] = {
+            "wall_seconds": round(spent_before["wall_seconds"] + time.perf_counter() - start, 1),
+            "worker_seconds": round(spent_before["worker_seconds"] + last, 1)}
         tree_io.save(doc, out)
     best.unlink(missing_ok=True)  # a proven tree replaces the best found
     ship(store)
@@ -231,7 +234,7 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
         out.unlink()
     print(f"{name}: {time.perf_counter() - start:.1f} s", flush=True)
     for line in err.strip().splitlines():
-        if line.startswith(("proved", "verified", "search")):
+        if line.startswith(("proved", "settled", "verified", "search")):
             print(f"  {line}", flush=True)
     return stopped
 
