@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
-from simulate_scaling import makespan  # noqa: E402
+from simulate_scaling import DISPATCH, makespan  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
@@ -249,7 +249,7 @@ def task_record(name: str) -> tuple[float, float, float]:
         return work, 0.0, 0.0
     work += sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
     last = load_log(str(log), None)
-    return (work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS) / PROJECTED_WORKERS,
+    return (work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS, DISPATCH) / PROJECTED_WORKERS,
             sum(r["seconds"] for r in last))
 
 
