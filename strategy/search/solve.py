@@ -222,8 +222,6 @@ class Session:
         if d is None or not hasattr(d, "root"):
             return None
         stage = d.spec.costs.name
-        # a fewest-at-D stage runs once no tree within D-1 exists: some secret needs all D questions; the least
-        # total within D is never below the least total
         lb = max(d.lower_bound(), self.known_bound(stage))
         tree = best_tree(d.root, d.engine)
         if d.root.tree is None:
