@@ -478,3 +478,28 @@ def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search
     r = run_cli("solve", "--game", "mastermind:4x6", "--incumbent", str(consistent), "--quiet", "-o", str(given))
     assert r.returncode == 0 and "settled" not in r.stderr and "proved: minimum total 5625" in r.stderr
     assert orjson.loads(given.read_bytes())["tree"] == orjson.loads(alone.read_bytes())["tree"]
+
+
+def test_a_solved_tree_brings_the_bounds_its_proof_holds_for():
+    """Which stage each kind of solved tree bounds, by its proof record: a least total bounds "total"; a
+    worst-case solve's total within its worst case; a worst-then-fewest solve's fewest at it. A tree solved
+    with consistent probes only bounds only consistent-only searches; a greedy tree bounds nothing."""
+    from strategy.cli import _proven_bound
+    from strategy.io import tree as tree_io
+
+    from .conftest import ROOT
+
+    def doc(name):
+        return tree_io.load(ROOT / "trees" / f"{name}.json")
+
+    total, worst, fewest = doc("mastermind-5x5-total"), doc("mastermind-5x5-worst"), doc("mastermind-5x5-worst-then-fewest")
+    consistent = doc("mastermind-5x5-consistent-total")
+    assert _proven_bound(total, False) == {"total": total.generator["proven"]["total"]}
+    w = worst.generator["proven"]
+    assert _proven_bound(worst, False) == {f"total-within-{w['worst']}": w["total"]}
+    f = fewest.generator["proven"]
+    assert _proven_bound(fewest, False) == {f"fewest-at-{f['worst']}": f["fewest_at_worst"]}
+    assert _proven_bound(consistent, False) == {}
+    assert _proven_bound(consistent, True) == {"total": consistent.generator["proven"]["total"]}
+    greedy = tree_io.TreeDoc(total.game, total.root, "heuristic", {"tool": "test"})
+    assert _proven_bound(greedy, False) == {}
