@@ -176,9 +176,10 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     store = store_path(args)
     restore(store)
     best = best_found_path(name)
-    resumes = store is not None and store.exists() and best.exists()
-    before = float(tree_io.load(best).generator.get("progress", 0.0)) if resumes else 0.0
-    spent_before = tree_io.load(best).generator.get("frontier") if best.exists() else None  # every earlier run's time
+    found = tree_io.load(best).generator if best.exists() else {}  # the best tree found by earlier runs: its record
+    resumes = store is not None and store.exists() and bool(found)
+    before = float(found.get("progress", 0.0)) if resumes else 0.0
+    spent_before = found.get("frontier")  # every earlier run's time
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),

@@ -228,33 +228,9 @@ class SetNode:
             return self.fail(max(self.lb, self.cutoff()))
         drv.push(self.path + (0,), ("probe", self, 0))
 
-    def launch(self, pos: int) -> None:
-        if self.done or self.cancelled or pos in self.launched or pos in self.proven:
-            return
-        probe, bound, _ = self.probes[pos]
-        if bound >= self.cutoff_for(pos):
-            self.proven[pos] = bound
-            return self.check()
-        self.launched[pos] = ProbeNode(self, pos, probe)
-        self.pending.add(pos)
-        if not self.whole_probes(pos):
-            self.launched[pos].start()  # the likely winner (its parts must be solved anyway), or a large set
-        elif not self.launched[pos].from_store():
-            self.drv.submit(self.launched[pos])  # most others are refuted fast by the engine's own ordering
-
-    def whole_probes(self, pos: int) -> bool:
-        """Whether the probe at `pos` runs as one task (else the driver splits it into its parts)."""
-        return pos > 0 and self.n <= self.drv.plan.split_probes
-
-    def batch_size(self) -> int:
-        """How many probe tasks of this set to send as one, from what its probe tasks took so far."""
-        target = self.drv.plan.batch_seconds
-        if target <= 0 or self.probe_tasks < BATCH_AFTER:
-            return 1
-        return max(1, min(MAX_BATCH, int(target * self.probe_tasks / max(self.probe_seconds, 1e-6))))
-
-    def launch_batch(self, positions: list[int]) -> None:
-        """Launch these probes (consecutive, each a whole task) as one batch task."""
+    def launch(self, positions: list[int]) -> None:
+        """Launch these probes (consecutive in the order): the first of a set, and any of a set too large
+        for one task, split into its parts; the others a task each, sent as one batch task when several."""
         members = []
         for pos in positions:
             if self.done or self.cancelled:
@@ -267,13 +243,26 @@ class SetNode:
                 continue
             node = self.launched[pos] = ProbeNode(self, pos, probe)
             self.pending.add(pos)
-            if not node.from_store():
-                members.append(node)
+            if not self.whole_probes(pos):
+                node.start()  # the likely winner (its parts must be solved anyway), or a large set
+            elif not node.from_store():
+                members.append(node)  # most others are refuted fast by the engine's own ordering
         if len(members) > 1:
             self.drv.submit(ProbeBatch(members))
         elif members:
             self.drv.submit(members[0])
         self.check()
+
+    def whole_probes(self, pos: int) -> bool:
+        """Whether the probe at `pos` runs as one task (else the driver splits it into its parts)."""
+        return pos > 0 and self.n <= self.drv.plan.split_probes
+
+    def batch_size(self) -> int:
+        """How many probe tasks of this set to send as one, from what its probe tasks took so far."""
+        target = self.drv.plan.batch_seconds
+        if target <= 0 or self.probe_tasks < BATCH_AFTER:
+            return 1
+        return max(1, min(MAX_BATCH, int(target * self.probe_tasks / max(self.probe_seconds, 1e-6))))
 
     def probe_finished(self, pos: int, value: int, exact_value: bool) -> None:
         """A probe's outcome: its exact value, or a proven lower bound."""
@@ -551,15 +540,13 @@ class Driver:
     def launch_probes(self, owner: SetNode, pos: int) -> None:
         """Launch the probe at `pos`, with the probes queued right after it when the set batches them."""
         size = owner.batch_size() if owner.whole_probes(pos) else 1
-        if size == 1:
-            return owner.launch(pos)
         positions = [pos]
         while len(positions) < size and self.ready:  # the set's next probes come next in depth-first order
             item = self.ready[0][2]
             if item[0] != "probe" or item[1] is not owner:
                 break
             positions.append(heapq.heappop(self.ready)[2][2])
-        owner.launch_batch(positions)
+        owner.launch(positions)
 
     def probe_list(self, S, d, history, b, beta):
         """Canonical probes with a bound below beta, in the canonical order, and the set's branching."""
