@@ -104,6 +104,29 @@ def test_a_local_worker_killed_mid_run_is_replaced(monkeypatch):
     assert report.tree == alone.tree
 
 
+def test_a_worker_death_seen_first_by_a_submit_loses_only_the_running_tasks(monkeypatch):
+    """The pool may learn of a dead worker before the driver's next look at finished tasks: the next
+    submit then finds it broken, and the running tasks are lost and run again, not the solve."""
+    from strategy.search import executors
+
+    alone = solved("mastermind:4x6", jobs=1)
+    original = executors.LocalProcesses.submit
+    killed = []
+
+    def submit_to_a_broken_pool(self, spec, task):
+        if not killed and self.running() == 1:  # a task is out: a worker dies, and the pool notices first
+            os.kill(self.worker_pids()[0], signal.SIGKILL)
+            killed.append(self._pool)
+            deadline = time.time() + 10
+            while not self._pool._broken and time.time() < deadline:
+                time.sleep(0.01)
+        return original(self, spec, task)
+
+    monkeypatch.setattr(executors.LocalProcesses, "submit", submit_to_a_broken_pool)
+    report = solved("mastermind:4x6", jobs=2, plan="fine")
+    assert killed and report.run["lost_workers"] >= 1 and report.tree == alone.tree
+
+
 def test_a_task_that_kills_every_worker_stops_the_solve(monkeypatch):
     """A dead worker is retried; a task that no worker survives ends the solve with one clear error."""
     from strategy.search import executors

@@ -116,6 +116,7 @@ class LocalProcesses:
         self._futures: dict[cf.Future, int] = {}
         self._slot_of: dict[int, int] = {}
         self._ids = itertools.count()
+        self._lost: list[Finished] = []  # tasks of a pool found broken at a submit, reported by the next done()
         self._pool = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
@@ -129,17 +130,33 @@ class LocalProcesses:
         self.controls[slot, exact.K_BETA] = task.beta
         task.slot = slot
         self._slot_of[handle] = slot
-        self._futures[self._pool.submit(_run_local, spec, task)] = handle
+        try:
+            future = self._pool.submit(_run_local, spec, task)
+        except cf.process.BrokenProcessPool:  # a worker died since the last done(): as there, start afresh
+            self._lost += self._replace_pool()
+            future = self._pool.submit(_run_local, spec, task)
+        self._futures[future] = handle
         return handle
 
     def running(self) -> int:
-        return len(self._futures)
+        return len(self._futures) + len(self._lost)
+
+    def _replace_pool(self) -> list[Finished]:
+        """A worker died: the pool is unusable and its running tasks are lost; a new pool takes over."""
+        lost = []
+        for future, handle in list(self._futures.items()):
+            self._free.append(self._slot_of.pop(handle))
+            lost.append(Finished(handle, None))
+        self._futures.clear()
+        self._kill_pool()
+        self._pool = self._new_pool()
+        return lost
 
     def done(self, timeout: float) -> list[Finished]:
+        out, self._lost = self._lost, []
         if not self._futures:
-            return []
-        finished, _ = cf.wait(list(self._futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)
-        out = []
+            return out
+        finished, _ = cf.wait(list(self._futures), timeout=0.0 if out else timeout, return_when=cf.FIRST_COMPLETED)
         broken = False
         for future in finished:
             handle = self._futures.pop(future)
@@ -151,13 +168,8 @@ class LocalProcesses:
             except cf.process.BrokenProcessPool as e:
                 broken = True
                 out.append(Finished(handle, None, str(e)))
-        if broken:  # a worker died: the pool is unusable; its other tasks are lost too
-            for future, handle in list(self._futures.items()):
-                self._free.append(self._slot_of.pop(handle))
-                out.append(Finished(handle, None))
-            self._futures.clear()
-            self._kill_pool()
-            self._pool = self._new_pool()
+        if broken:  # a worker died: its pool's other tasks are lost too
+            out += self._replace_pool()
         return out
 
     def set_cutoff(self, handle: int, beta: int) -> None:
