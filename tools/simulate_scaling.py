@@ -89,6 +89,8 @@ def main() -> None:
     parser.add_argument("--dispatch", type=float, default=DISPATCH,
                         help=f"the driver's seconds per task sent out (default {DISPATCH})")
     args = parser.parse_args()
+    if args.dispatch < 0:
+        parser.error("--dispatch must be a number of seconds, 0 or more")
     rows = load(args.log, args.phase)
     counts = [int(w) for w in args.workers.split(",")]
     work = sum(r["seconds"] for r in rows)
