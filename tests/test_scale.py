@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from strategy.feedback_table import game_table
+from strategy.io import tree as tree_io
 from strategy.io.verify import measure
 from strategy.rules import parse_game
 from strategy.search.solve import solve_game
@@ -151,14 +152,17 @@ RESUMED_TREE = ROOT / "trees" / "bulls-4x10-total.json"
 
 
 def _solve_cli(tmp: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, "--jobs", "2",
+    """bulls 4 of 10 with a store and a log in tmp, on 2 local processes unless `extra` names a scheduler."""
+    where = () if "--scheduler" in extra else ("--jobs", "2")
+    return subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, *where,
                              "--store", str(tmp / "s.db"), "--log", str(tmp / "log.jsonl"), "--quiet", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
 
 
-def _wait_for_results(tmp: Path, count: int, timeout: float = 120) -> None:
+def _wait_for_results(tmp: Path, count: int, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
         try:
             con = sqlite3.connect(tmp / "s.db")
             n = con.execute("SELECT count(*) FROM results").fetchone()[0]
@@ -173,7 +177,6 @@ def _wait_for_results(tmp: Path, count: int, timeout: float = 120) -> None:
 
 def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     """bulls 4 of 10: interrupted by Ctrl-C, then its driver killed by SIGKILL, then finished from the store."""
-    from strategy.io import tree as tree_io
     from strategy.search.heuristics import build
 
     shipped = tree_io.load(RESUMED_TREE)
@@ -181,7 +184,7 @@ def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     out = tmp_path / "t.json"
     best = tmp_path / "best.json"
     proc = _solve_cli(tmp_path, "-o", str(out), "--partial", str(best))
-    _wait_for_results(tmp_path, 10)
+    _wait_for_results(tmp_path, 10, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "proven lower bound" in err and "Traceback" not in err, err
@@ -193,7 +196,7 @@ def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     assert doc.generator["lower_bound"] <= optimum <= found <= greedy
     assert doc.generator["objective_of_the_search"] == doc.generator["bound_of"] == "total"
     proc = _solve_cli(tmp_path, "-o", str(out))
-    _wait_for_results(tmp_path, 30)
+    _wait_for_results(tmp_path, 30, proc)
     proc.kill()  # kill -9 of the driver: its workers die with it
     assert proc.wait(30) == -signal.SIGKILL, "the second run ended before it could be killed"
     con = sqlite3.connect(tmp_path / "s.db")
@@ -211,6 +214,44 @@ def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     recomputed = [r for r in rows if r["run"] == last_run and r["exact"] and r["key"] in stored]
     assert recomputed == [], f"{len(recomputed)} stored subproblems were computed again"
     assert resumed["tree"] == orjson.loads(RESUMED_TREE.read_bytes())["tree"]
+
+
+def _dask_process(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", *args, "--no-dashboard"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=ENV)
+
+
+def test_a_lost_dask_scheduler_ends_the_solve_in_one_line_and_the_store_resumes_it(tmp_path):
+    """A real `dask scheduler` and `dask worker`; the scheduler is killed with SIGKILL mid-run."""
+    address_file = tmp_path / "scheduler.json"
+    scheduler = _dask_process("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                              "--scheduler-file", str(address_file))
+    worker = None
+    try:
+        deadline = time.time() + 60
+        while not address_file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        address = orjson.loads(address_file.read_bytes())["address"]
+        worker = _dask_process("distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1")
+        best = tmp_path / "best.json"
+        proc = _solve_cli(tmp_path, "--scheduler", address, "-o", str(tmp_path / "t.json"), "--partial", str(best))
+        _wait_for_results(tmp_path, 10, proc)
+        scheduler.kill()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        for p in (scheduler, worker):
+            if p is not None:
+                p.kill()
+                p.wait(30)
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == (f"strategy: error: lost the connection to the Dask scheduler at {address}: run "
+                                            "again once it is back (with --store, the search resumes where it stopped)")
+    assert "proven lower bound" in err and not (tmp_path / "t.json").exists()
+    assert tree_io.load(best).generator["lower_bound"] <= tree_io.load(RESUMED_TREE).stats["total"]
+    proc = _solve_cli(tmp_path, "-o", str(tmp_path / "t.json"))
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0 and "subproblems already solved" in err, err
+    assert orjson.loads((tmp_path / "t.json").read_bytes())["tree"] == orjson.loads(RESUMED_TREE.read_bytes())["tree"]
 
 
 def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resumes_to_the_same_tree(tmp_path):

@@ -3,12 +3,14 @@
 All three take the same tasks (`worker.Task`) and give back the same results (`worker.Result`);
 only how a running task hears about a lower cut-off differs: shared memory for local processes, a
 Dask Variable polled by the task on a cluster. A worker that dies loses only its current tasks:
-the executor reports them lost and the driver submits them again.
+the executor reports them lost and the driver submits them again. A lost Dask scheduler ends the
+solve (`ClusterLost`) like an interruption: what finished is in the store, and a rerun resumes.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
 import itertools
+import logging
 import multiprocessing
 import signal
 import threading
@@ -36,6 +38,10 @@ class Finished:
 
 class TaskLost(ConnectionError):
     """A task was lost again and again: the workers cannot run it (not a dead worker's bad luck)."""
+
+
+class ClusterLost(ConnectionError):
+    """The connection to the Dask scheduler is gone, and with it every task it held."""
 
 
 class InProcess:
@@ -272,15 +278,30 @@ class DaskCluster:
         self._cutoffs: dict[int, int] = {}
         self._dirty = False
         self._last_push = 0.0
+        self.address = address
+        # the client logs its failed reconnection at ERROR on stderr; ClusterLost says it in one line instead
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         self._variable = Variable(f"strategy-cutoffs-{self._run}", client=self.client)
         self._variable.set({})
         self._futures: dict = {}
         self._ids = itertools.count()
 
+    def _gone(self) -> ClusterLost:
+        return ClusterLost(f"lost the connection to the Dask scheduler at {self.address}: run again once it is back "
+                           "(with --store, the search resumes where it stopped)")
+
+    def _connected(self) -> bool:
+        return self.client.status == "running"
+
     def submit(self, spec: Spec, task: Task) -> int:
         handle = next(self._ids)
-        future = self.client.submit(_run_dask, spec, task, self._variable.name, handle, pure=False,
-                                    key=f"strategy-{self._run}-{handle}")
+        try:
+            future = self.client.submit(_run_dask, spec, task, self._variable.name, handle, pure=False,
+                                        key=f"strategy-{self._run}-{handle}")
+        except Exception:
+            if self._connected():
+                raise
+            raise self._gone() from None
         self._futures[future] = handle
         return handle
 
@@ -290,18 +311,28 @@ class DaskCluster:
     def done(self, timeout: float) -> list[Finished]:
         from distributed import wait
 
-        self._push()
+        try:
+            self._push()
+        except Exception:
+            if self._connected():
+                raise
+            raise self._gone() from None
         if not self._futures:
             return []
         try:
             finished = wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED").done
         except TimeoutError:
             return []
+        except cf.CancelledError:  # the client cancels every future when it loses the scheduler
+            raise self._gone() from None
         out = []
         for future in finished:
             handle = self._futures.pop(future)
             self._cutoffs.pop(handle, None)
-            if future.status == "cancelled":
+            if future.status == "cancelled":  # not by cancel(), which forgets the future first
+                if not self._connected():
+                    raise self._gone()
+                out.append(Finished(handle, None, "cancelled by the cluster"))
                 continue
             try:
                 out.append(Finished(handle, future.result()))

@@ -25,7 +25,7 @@ from ..feedback_table import GameTable
 from ..rules import Game, GameError
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
-from .executors import DaskCluster, InProcess, LocalProcesses, TaskLost
+from .executors import DaskCluster, InProcess, LocalProcesses
 from .objectives import Costs
 from .store import Store
 from .worker import Engine, Spec, tree_node
@@ -399,7 +399,7 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 lines.append(f"proved: the fewest secrets that need {depth} questions is {out.value}")
             tree = out.tree
     except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, TaskLost)) or type(e).__name__ == "Terminated":
+        if isinstance(e, (KeyboardInterrupt, ConnectionError)) or type(e).__name__ == "Terminated":
             try:
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
                 if e.partial is not None:  # type: ignore[attr-defined]
