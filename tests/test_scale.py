@@ -281,6 +281,45 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
+def test_a_full_disk_stops_the_solve_like_an_interruption_and_the_store_stays_usable(tmp_path, monkeypatch, capsys):
+    """SQLite's page limit stands in for a full disk: one line, the partial tree written, the store consistent."""
+    from strategy.cli import main
+    from strategy.search.store import Store
+
+    opened = Store.__init__
+
+    def full_after_a_few_pages(self, *args, **kw):
+        opened(self, *args, **kw)
+        self.con.execute("PRAGMA max_page_count = 6")
+
+    monkeypatch.setattr(Store, "__init__", full_after_a_few_pages)
+    store, best, out = tmp_path / "s.db", tmp_path / "best.json", tmp_path / "t.json"
+    args = ["solve", "--game", "bulls:4x8", "--store", str(store), "--quiet", "-o", str(out)]
+    assert main([*args, "--partial", str(best)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (f"strategy: error: store '{store}' cannot be written: database or disk is full")
+    assert "proven lower bound" in err and "Traceback" not in err and not out.exists()
+    optimum = solved("bulls:4x8", jobs=1).proven["total"]
+    assert tree_io.load(best).generator["lower_bound"] <= optimum
+    con = sqlite3.connect(store)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    monkeypatch.setattr(Store, "__init__", opened)
+    assert main(args) == 0
+    assert orjson.loads(out.read_bytes())["stats"]["total"] == optimum
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_log_that_cannot_be_written_stops_the_solve_in_one_line(tmp_path):
+    """/dev/full fails every write with ENOSPC: the partial tree is still written, the error is one line."""
+    best = tmp_path / "best.json"
+    r = run_cli("solve", "--game", "bulls:4x8", "--store", str(tmp_path / "s.db"), "--log", "/dev/full", "--quiet",
+                "--partial", str(best), "-o", str(tmp_path / "t.json"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "strategy: error: cannot write the log '/dev/full': No space left on device"
+    assert "proven lower bound" in r.stderr and best.exists() and not (tmp_path / "t.json").exists()
+
+
 def test_a_store_for_another_game_or_a_damaged_one_is_refused(tmp_path):
     store = tmp_path / "s.db"
     assert run_cli("solve", "--game", "bulls:3x6", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json")).returncode == 0

@@ -22,6 +22,7 @@ import orjson
 from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import GameTable
+from ..io.files import FileError, quote
 from ..rules import Game, GameError
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
@@ -165,7 +166,13 @@ class Session:
 
     def log(self, entry: dict) -> None:
         if self._log:
-            self._log.write(orjson.dumps({"run": self.run_id, "phase": self.phase, **entry}).decode() + "\n")
+            try:
+                self._log.write(orjson.dumps({"run": self.run_id, "phase": self.phase, **entry}).decode() + "\n")
+            except OSError as e:
+                raise self._log_failed(e) from None
+
+    def _log_failed(self, e: OSError) -> FileError:
+        return FileError(f"cannot write the log {quote(self._log.name)}: {e.strerror or e}")
 
     def known_bound(self, stage: str) -> int:
         """A lower bound on this stage that holds before its search: an earlier run's, or the least total's
@@ -238,10 +245,15 @@ class Session:
         try:
             self.executor.close()
         finally:
-            if self.store is not None:
-                self.store.close()
-            if self._log:
-                self._log.close()
+            try:
+                if self.store is not None:
+                    self.store.close()
+            finally:
+                if self._log:
+                    try:
+                        self._log.close()
+                    except OSError as e:
+                        raise self._log_failed(e) from None
 
 
 def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
@@ -399,14 +411,17 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 lines.append(f"proved: the fewest secrets that need {depth} questions is {out.value}")
             tree = out.tree
     except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, ConnectionError)) or type(e).__name__ == "Terminated":
+        if isinstance(e, (KeyboardInterrupt, OSError, FileError)) or type(e).__name__ == "Terminated":
             try:
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
                 if e.partial is not None:  # type: ignore[attr-defined]
                     e.partial.lines, e.partial.proven = list(lines), dict(proven)  # type: ignore[attr-defined]
             except Exception:
                 e.partial = None  # type: ignore[attr-defined]
-        session.close()
+        try:
+            session.close()
+        except Exception:  # e.g. the log cannot be flushed to a full disk either: the first error is the one to tell
+            pass
         raise
     session.close()
     if session.settled:

@@ -48,6 +48,10 @@ def set_key(objective: str, d: int, S: np.ndarray) -> str:
     return h.hexdigest()
 
 
+class StoreError(FileError):
+    """The store cannot be written (a full disk, an I/O error): the solve stops as if interrupted."""
+
+
 @dataclass
 class Stored:
     value: int
@@ -76,6 +80,7 @@ class Store:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         self._pending: list[tuple] = []
         self._last_commit = time.monotonic()
+        self._failed = False
 
     def _check(self) -> None:
         try:
@@ -123,19 +128,26 @@ class Store:
     def commit(self) -> None:
         if not self._pending:
             return
-        self.con.execute("BEGIN IMMEDIATE")
         try:
-            self.con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                self.con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
+                self.con.execute("COMMIT")
+            except BaseException:
+                if self.con.in_transaction:  # SQLite rolls back by itself on a full disk
+                    self.con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            self._failed = True
+            raise StoreError(f"store {quote(self.path)} cannot be written: {e}") from None
         self._pending.clear()
         self._last_commit = time.monotonic()
 
     def close(self) -> None:
+        """Commit what is pending (unless a commit failed already: that error was raised) and close."""
         try:
-            self.commit()
+            if not self._failed:
+                self.commit()
         finally:
             self.con.close()
 
