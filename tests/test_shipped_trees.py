@@ -162,3 +162,12 @@ def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):
     assert tool.projection(record, 0.1) == "10.0 h"
     del record["last_run"]
     assert tool.projection(record, 0.1) == "10.0 h"
+
+
+def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
+    assert tool.placement(tool.parse_args(["--frontier", "--scheduler", "tcp://10.0.0.1:8786"])) == [
+        "--scheduler", "tcp://10.0.0.1:8786"]
+    assert tool.placement(tool.parse_args(["--jobs", "2"])) == ["--jobs", "2"]
+    assert tool.placement(tool.parse_args([])) == []
+    with pytest.raises(SystemExit):  # one or the other
+        tool.parse_args(["--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])

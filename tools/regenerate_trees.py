@@ -1,6 +1,7 @@
 """Regenerate every tree shipped in trees/ with the exact engine (the one script that does it).
 
-Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS] [--jobs N]
+Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS]
+                                      [--jobs N | --scheduler tcp://HOST:PORT]
        python tools/regenerate_trees.py --frontier --table
 
 Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written through
@@ -11,7 +12,8 @@ store of an unfinished solve also ships, compacted (its exact results and its sl
 trees/progress/GAME.db.xz, and comes back from there, with the time spent on it, on a machine without it.
 --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was proven, and
 the best complete tree found, with its proven lower bound and the time spent on the store, is verified and
-shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped. Every solve
+shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped; --scheduler
+runs every solve on a Dask cluster instead of local processes (the open games need one). Every solve
 is given the shipped trees of its game, best found included (--incumbent), so neither the best tree found
 nor the proven bound gets worse from one run to the next, even on a machine without the stores. At the end
 the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
@@ -351,22 +353,36 @@ def write_unfinished(names: list[str]) -> None:
                 "Run the same command again to resume from the stores (restored from `trees/progress/` on a new machine).")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help="trees to rebuild (default: all of the chosen set)")
     parser.add_argument("--frontier", action="store_true", help="the open games too (long: hours on 2 cores)")
-    parser.add_argument("--jobs", help="worker processes for each solve (default: the solver's choice)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--jobs", help="worker processes for each solve (default: the solver's choice)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run each solve on this Dask cluster (tcp://HOST:PORT)")
     parser.add_argument("--missing", action="store_true", help="only the trees not yet in trees/")
     parser.add_argument("--budget", type=float, metavar="SECONDS", help="interrupt each solve after this long")
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.budget is not None and args.budget <= 0:
         parser.error("--budget must be a positive number of seconds")
+    return args
+
+
+def placement(args: argparse.Namespace) -> list[str]:
+    """Where each solve runs: the options given to `strategy solve`."""
+    if args.scheduler:
+        return ["--scheduler", args.scheduler]
+    return ["--jobs", args.jobs] if args.jobs else []
+
+
+def main() -> None:
+    args = parse_args()
     table = dict(CORE, **(frontier() if args.frontier else {}))
     unknown = [n for n in args.names if n not in table]
     if unknown:
         raise SystemExit(f"unknown tree {unknown[0]!r}; choose from {', '.join(table)}")
-    jobs = ["--jobs", args.jobs] if args.jobs else []
+    jobs = placement(args)
     stopped = False
     for name in [] if args.table else args.names or table:
         if not (args.missing and shipped_path(name)) and solve(name, table[name], jobs, args.budget):
