@@ -1,6 +1,8 @@
 """Every tree in trees/ solves every secret, and shows the figures its proof claims."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from strategy.io import tree
@@ -171,3 +173,21 @@ def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
     assert tool.placement(tool.parse_args([])) == []
     with pytest.raises(SystemExit):  # one or the other
         tool.parse_args(["--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_path, monkeypatch):
+    """A frontier solve that stops on an error it survives (here its log on /dev/full; a lost Dask scheduler
+    or a full disk alike) writes its best tree with its bound: the tool ships it, then reports the error."""
+    (tmp_path / "trees").mkdir()
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
+    monkeypatch.setattr(tool, "PARTIAL", tmp_path / "partial")
+    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
+    args = ["--game", "bulls:4x8", "--store", str(tmp_path / "stores" / "b.db"), "--log", "/dev/full"]
+    with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
+        tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
+    best = tree.load(tool.best_found_path("bulls-4x8-total"))
+    assert best.generator["proven_optimal"] is False and best.generator["lower_bound"] > 0
+    assert best.generator["frontier"]["wall_seconds"] > 0
+    assert not (tmp_path / "trees" / "bulls-4x8-total.json").exists()

@@ -184,6 +184,7 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     spent_before = found.get("frontier")  # every earlier run's time
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
+    wall_start = time.time()
     command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
                "--partial", str(PARTIAL / f"{name}.json.gz"), *incumbents(name, args)]
     stopped = False
@@ -203,12 +204,18 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
                 _, err = process.communicate()
     spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
     spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
-    if process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM):
-        print(f"{name}: interrupted after {time.perf_counter() - start:.0f} s; run again to resume", flush=True)
+    partial = PARTIAL / f"{name}.json.gz"
+    interrupted = process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM)
+    # a solve stopped by an error it survives (a lost Dask scheduler, a full disk) writes its partial tree too
+    written = partial.exists() and partial.stat().st_mtime >= wall_start
+    if interrupted or (process.returncode and written):
+        print(f"{name}: {'interrupted' if interrupted else 'stopped'} after {time.perf_counter() - start:.0f} s; "
+              "run again to resume", flush=True)
         for line in err.strip().splitlines():
             print(f"  {line}", flush=True)
-        partial = PARTIAL / f"{name}.json.gz"
-        if partial.exists():  # ship the best tree found with its bound and time record, after walking every secret
+        # a frontier solve (the core trees have no store) ships its best tree found with its bound and time record,
+        # after walking every secret
+        if partial.exists() and store is not None:
             doc = tree_io.load(partial)
             verify(doc)
             work, efficiency, last = task_record(name)
@@ -219,6 +226,8 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
                                                       "settled_after": doc.generator["progress"]}}
             tree_io.save(doc, best)
         ship(store)
+        if not interrupted:
+            raise SystemExit(f"{name}: {(err.strip().splitlines() or ['failed'])[-1]}")
         return stopped
     if process.returncode:
         raise SystemExit(f"{name}: {err.strip()}")
@@ -384,13 +393,20 @@ def main() -> None:
         raise SystemExit(f"unknown tree {unknown[0]!r}; choose from {', '.join(table)}")
     jobs = placement(args)
     stopped = False
+    failed: SystemExit | None = None
     for name in [] if args.table else args.names or table:
-        if not (args.missing and shipped_path(name)) and solve(name, table[name], jobs, args.budget):
-            stopped = True
-            break  # Ctrl-C: the tables still follow the tree it shipped
+        try:
+            if not (args.missing and shipped_path(name)) and solve(name, table[name], jobs, args.budget):
+                stopped = True
+                break  # Ctrl-C: the tables still follow the tree it shipped
+        except SystemExit as e:  # a solve that failed: the tables still follow what it shipped
+            failed = e
+            break
     if args.frontier:
         write_unfinished(list(frontier()))
     subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")], check=True)  # the results table follows
+    if failed is not None:
+        raise failed
     if stopped:
         raise SystemExit(128 + signal.SIGINT)
 
