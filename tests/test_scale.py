@@ -1,5 +1,6 @@
 """Exact search at scale: the same search on local processes and on a real Dask cluster (loopback only),
-surviving dead workers, resuming from its store after SIGINT or kill -9 with an identical tree."""
+surviving dead workers, resuming from its store after SIGINT, kill -9 or a lost scheduler with an identical
+tree, and stopping in one line, with its best tree written, when its store or log cannot be written."""
 from __future__ import annotations
 
 import os
