@@ -217,33 +217,46 @@ def test_resume_after_sigint_and_kill_9_gives_the_same_tree(tmp_path):
     assert resumed["tree"] == orjson.loads(RESUMED_TREE.read_bytes())["tree"]
 
 
-def _dask_process(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", *args, "--no-dashboard"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=ENV)
+class DaskProcesses:
+    """A real `dask scheduler` on 127.0.0.1 (any free port), and `dask worker` processes added on demand."""
+
+    def __init__(self, tmp: Path):
+        address_file = tmp / "scheduler.json"
+        self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                                     "--scheduler-file", str(address_file))
+        self.workers: list[subprocess.Popen] = []
+        deadline = time.time() + 60
+        while not address_file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        self.address = orjson.loads(address_file.read_bytes())["address"]
+
+    @staticmethod
+    def _start(*args: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", *args, "--no-dashboard"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=ENV)
+
+    def add_worker(self) -> None:
+        self.workers.append(self._start("distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", "1"))
+
+    def close(self) -> None:
+        for p in (self.scheduler, *self.workers):
+            p.kill()
+            p.wait(30)
 
 
 def test_a_lost_dask_scheduler_ends_the_solve_in_one_line_and_the_store_resumes_it(tmp_path):
     """A real `dask scheduler` and `dask worker`; the scheduler is killed with SIGKILL mid-run."""
-    address_file = tmp_path / "scheduler.json"
-    scheduler = _dask_process("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                              "--scheduler-file", str(address_file))
-    worker = None
+    dask = DaskProcesses(tmp_path)
     try:
-        deadline = time.time() + 60
-        while not address_file.exists() and time.time() < deadline:
-            time.sleep(0.1)
-        address = orjson.loads(address_file.read_bytes())["address"]
-        worker = _dask_process("distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1")
+        dask.add_worker()
+        address = dask.address
         best = tmp_path / "best.json"
         proc = _solve_cli(tmp_path, "--scheduler", address, "-o", str(tmp_path / "t.json"), "--partial", str(best))
         _wait_for_results(tmp_path, 10, proc)
-        scheduler.kill()
+        dask.scheduler.kill()
         _, err = proc.communicate(timeout=60)
     finally:
-        for p in (scheduler, worker):
-            if p is not None:
-                p.kill()
-                p.wait(30)
+        dask.close()
     assert proc.returncode == 2 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == (f"strategy: error: lost the connection to the Dask scheduler at {address}: run "
                                             "again once it is back (with --store, the search resumes where it stopped)")
@@ -252,6 +265,35 @@ def test_a_lost_dask_scheduler_ends_the_solve_in_one_line_and_the_store_resumes_
     proc = _solve_cli(tmp_path, "-o", str(tmp_path / "t.json"))
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0 and "subproblems already solved" in err, err
+    assert orjson.loads((tmp_path / "t.json").read_bytes())["tree"] == orjson.loads(RESUMED_TREE.read_bytes())["tree"]
+
+
+def test_a_solve_waits_for_dask_workers_and_uses_those_that_join_later(tmp_path):
+    """Driver first, then the workers: it says what it waits for, then sends tasks to every worker that joins."""
+    dask = DaskProcesses(tmp_path)
+    try:
+        err_file = tmp_path / "err.txt"
+        with err_file.open("w") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, "--scheduler",
+                                     dask.address, "--log", str(tmp_path / "log.jsonl"), "--quiet", "-o",
+                                     str(tmp_path / "t.json")], stderr=err, text=True, env=ENV)
+        deadline = time.time() + 60
+        while "waiting for a worker" not in err_file.read_text() and time.time() < deadline:
+            assert proc.poll() is None, err_file.read_text()
+            time.sleep(0.1)
+        log = tmp_path / "log.jsonl"
+        time.sleep(1)
+        assert proc.poll() is None and not (log.exists() and log.stat().st_size), "a task ran with no worker"
+        dask.add_worker()
+        while not (log.exists() and log.stat().st_size) and time.time() < deadline:
+            time.sleep(0.1)
+        dask.add_worker()  # joins a running solve
+        assert proc.wait(300) == 0, err_file.read_text()
+    finally:
+        dask.close()
+    err = err_file.read_text()
+    assert f"waiting for a worker to join the Dask scheduler at {dask.address}" in err
+    assert f"Dask at {dask.address} (2 workers, 2 threads)" in err
     assert orjson.loads((tmp_path / "t.json").read_bytes())["tree"] == orjson.loads(RESUMED_TREE.read_bytes())["tree"]
 
 

@@ -13,6 +13,7 @@ import itertools
 import logging
 import multiprocessing
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -215,6 +216,7 @@ class LocalProcesses:
 # -- a Dask cluster -----------------------------------------------------------------------------------
 
 POLL_SECONDS = 0.5
+WORKERS_SECONDS = 5.0  # how often the driver asks the scheduler how many workers it has (they come and go)
 
 
 def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
@@ -269,22 +271,38 @@ class DaskCluster:
             self.client = Client(address)  # waits that connect timeout
         except Exception as e:  # OSError, TimeoutError: one line for the user
             raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
-        workers = self.client.scheduler_info().get("workers", {})
-        threads = sum(w.get("nthreads", 1) for w in workers.values()) or 1
-        self.workers = threads
-        self.slots = 2 * threads  # a task waits behind each running one: no worker idles for a round trip
-        self.name = f"Dask at {address} ({len(workers)} workers, {threads} threads)"
+        self.address = address
+        self._count_workers()
+        if not self._threads:  # a cluster may be started driver first: say what it waits for
+            print(f"waiting for a worker to join the Dask scheduler at {address} (dask worker {address})",
+                  file=sys.stderr, flush=True)
+            self.client.wait_for_workers(1)
+            self._count_workers()
+        self.workers = self._threads  # the plan is chosen for the workers there at the start
         self._run = uuid.uuid4().hex[:12]
         self._cutoffs: dict[int, int] = {}
         self._dirty = False
         self._last_push = 0.0
-        self.address = address
         # the client logs its failed reconnection at ERROR on stderr; ClusterLost says it in one line instead
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         self._variable = Variable(f"strategy-cutoffs-{self._run}", client=self.client)
         self._variable.set({})
         self._futures: dict = {}
         self._ids = itertools.count()
+
+    def _count_workers(self) -> None:
+        """The workers and threads the scheduler has now: tasks in flight follow them as workers join or leave."""
+        threads = self.client.nthreads()
+        self._machines, self._threads = len(threads), sum(threads.values())
+        self._counted = time.monotonic()
+
+    @property
+    def slots(self) -> int:
+        return 2 * max(self._threads, 1)  # a task waits behind each running one: no worker idles for a round trip
+
+    @property
+    def name(self) -> str:
+        return f"Dask at {self.address} ({self._machines} workers, {self._threads} threads)"
 
     def _gone(self) -> ClusterLost:
         return ClusterLost(f"lost the connection to the Dask scheduler at {self.address}: run again once it is back "
@@ -313,6 +331,8 @@ class DaskCluster:
 
         try:
             self._push()
+            if time.monotonic() - self._counted >= WORKERS_SECONDS:
+                self._count_workers()
         except Exception:
             if self._connected():
                 raise
