@@ -283,8 +283,10 @@ class DaskCluster:
         self._cutoffs: dict[int, int] = {}
         self._dirty = False
         self._last_push = 0.0
-        # the client logs its failed reconnection at ERROR on stderr; ClusterLost says it in one line instead
-        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+        # the client logs a lost scheduler on stderr (its reconnection at ERROR, its closed comms at INFO with a
+        # traceback); ClusterLost says it in one line instead
+        for logger in ("distributed", "distributed.client", "distributed.batched"):
+            logging.getLogger(logger).setLevel(logging.CRITICAL)
         self._variable = Variable(f"strategy-cutoffs-{self._run}", client=self.client)
         self._variable.set({})
         self._futures: dict = {}
