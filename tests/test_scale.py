@@ -152,12 +152,12 @@ RESUMED = "bulls:4x10"
 RESUMED_TREE = ROOT / "trees" / "bulls-4x10-total.json"
 
 
-def _solve_cli(tmp: Path, *extra: str) -> subprocess.Popen:
+def _solve_cli(tmp: Path, *extra: str, stderr=subprocess.PIPE) -> subprocess.Popen:
     """bulls 4 of 10 with a store and a log in tmp, on 2 local processes unless `extra` names a scheduler."""
     where = () if "--scheduler" in extra else ("--jobs", "2")
     return subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, *where,
                              "--store", str(tmp / "s.db"), "--log", str(tmp / "log.jsonl"), "--quiet", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                            stdout=subprocess.PIPE, stderr=stderr, text=True, env=ENV)
 
 
 def _wait_for_results(tmp: Path, count: int, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -274,9 +274,7 @@ def test_a_solve_waits_for_dask_workers_and_uses_those_that_join_later(tmp_path)
     try:
         err_file = tmp_path / "err.txt"
         with err_file.open("w") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, "--scheduler",
-                                     dask.address, "--log", str(tmp_path / "log.jsonl"), "--quiet", "-o",
-                                     str(tmp_path / "t.json")], stderr=err, text=True, env=ENV)
+            proc = _solve_cli(tmp_path, "--scheduler", dask.address, "-o", str(tmp_path / "t.json"), stderr=err)
         deadline = time.time() + 60
         while "waiting for a worker" not in err_file.read_text() and time.time() < deadline:
             assert proc.poll() is None, err_file.read_text()

@@ -171,7 +171,7 @@ def ship(store: Path | None) -> None:
           f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
 
 
-def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> bool:
+def solve(name: str, args: list[str], where: list[str], budget: float | None) -> bool:
     """Run one solve; an interrupted one ships its best tree found and its store. True when Ctrl-C stopped it."""
     STORES.mkdir(exist_ok=True)
     PARTIAL.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,7 @@ def solve(name: str, args: list[str], jobs: list[str], budget: float | None) -> 
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     wall_start = time.time()
-    command = [sys.executable, "-m", "strategy", "solve", *args, *jobs, "--quiet", "-o", str(out),
+    command = [sys.executable, "-m", "strategy", "solve", *args, *where, "--quiet", "-o", str(out),
                "--partial", str(PARTIAL / f"{name}.json.gz"), *incumbents(name, args)]
     stopped = False
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
@@ -391,12 +391,12 @@ def main() -> None:
     unknown = [n for n in args.names if n not in table]
     if unknown:
         raise SystemExit(f"unknown tree {unknown[0]!r}; choose from {', '.join(table)}")
-    jobs = placement(args)
+    where = placement(args)
     stopped = False
     failed: SystemExit | None = None
     for name in [] if args.table else args.names or table:
         try:
-            if not (args.missing and shipped_path(name)) and solve(name, table[name], jobs, args.budget):
+            if not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
         except SystemExit as e:  # a solve that failed: the tables still follow what it shipped

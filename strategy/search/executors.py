@@ -9,6 +9,7 @@ solve (`ClusterLost`) like an interruption: what finished is in the store, and a
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import itertools
 import logging
 import multiprocessing
@@ -284,8 +285,8 @@ class DaskCluster:
         self._dirty = False
         self._last_push = 0.0
         # the client logs a lost scheduler on stderr (its reconnection at ERROR, its closed comms at INFO with a
-        # traceback); ClusterLost says it in one line instead
-        for logger in ("distributed", "distributed.client", "distributed.batched"):
+        # traceback); ClusterLost says it in one line instead. distributed.client has a level of its own
+        for logger in ("distributed", "distributed.client"):
             logging.getLogger(logger).setLevel(logging.CRITICAL)
         self._variable = Variable(f"strategy-cutoffs-{self._run}", client=self.client)
         self._variable.set({})
@@ -313,15 +314,23 @@ class DaskCluster:
     def _connected(self) -> bool:
         return self.client.status == "running"
 
-    def submit(self, spec: Spec, task: Task) -> int:
-        handle = next(self._ids)
+    @contextlib.contextmanager
+    def _unless_gone(self):
+        """What a client that lost its scheduler raises becomes ClusterLost; other errors pass through."""
         try:
-            future = self.client.submit(_run_dask, spec, task, self._variable.name, handle, pure=False,
-                                        key=f"strategy-{self._run}-{handle}")
+            yield
+        except cf.CancelledError:  # the client cancels every future when it loses the scheduler
+            raise self._gone() from None
         except Exception:
             if self._connected():
                 raise
             raise self._gone() from None
+
+    def submit(self, spec: Spec, task: Task) -> int:
+        handle = next(self._ids)
+        with self._unless_gone():
+            future = self.client.submit(_run_dask, spec, task, self._variable.name, handle, pure=False,
+                                        key=f"strategy-{self._run}-{handle}")
         self._futures[future] = handle
         return handle
 
@@ -331,22 +340,16 @@ class DaskCluster:
     def done(self, timeout: float) -> list[Finished]:
         from distributed import wait
 
-        try:
+        with self._unless_gone():
             self._push()
             if time.monotonic() - self._counted >= WORKERS_SECONDS:
                 self._count_workers()
-        except Exception:
-            if self._connected():
-                raise
-            raise self._gone() from None
-        if not self._futures:
-            return []
-        try:
-            finished = wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED").done
-        except TimeoutError:
-            return []
-        except cf.CancelledError:  # the client cancels every future when it loses the scheduler
-            raise self._gone() from None
+            if not self._futures:
+                return []
+            try:
+                finished = wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                return []
         out = []
         for future in finished:
             handle = self._futures.pop(future)

@@ -48,10 +48,6 @@ def set_key(objective: str, d: int, S: np.ndarray) -> str:
     return h.hexdigest()
 
 
-class StoreError(FileError):
-    """The store cannot be written (a full disk, an I/O error): the solve stops as if interrupted."""
-
-
 @dataclass
 class Stored:
     value: int
@@ -80,7 +76,6 @@ class Store:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         self._pending: list[tuple] = []
         self._last_commit = time.monotonic()
-        self._failed = False
 
     def _check(self) -> None:
         try:
@@ -138,16 +133,16 @@ class Store:
                     self.con.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
-            self._failed = True
-            raise StoreError(f"store {quote(self.path)} cannot be written: {e}") from None
+            # a full disk: the solve stops as on Ctrl-C; what was pending is dropped, so that close() does not fail
+            # on it again
+            self._pending.clear()
+            raise FileError(f"store {quote(self.path)} cannot be written: {e}") from None
         self._pending.clear()
         self._last_commit = time.monotonic()
 
     def close(self) -> None:
-        """Commit what is pending (unless a commit failed already: that error was raised) and close."""
         try:
-            if not self._failed:
-                self.commit()
+            self.commit()
         finally:
             self.con.close()
 
