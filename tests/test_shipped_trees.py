@@ -123,6 +123,10 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
     unfinished = {tool.best_found_path(n).name for n in names if not tool.shipped_path(n)}
     assert {name for name in SHIPPED if "-best-found" in name} <= unfinished
     assert len(rows) == sum((TREES / name).exists() for name in unfinished) >= 2
+    within = [row for row in rows if "total-within-" in row[1]]
+    assert within, "no unfinished total-within-D stage to check"
+    for row in within:  # the least total bounds the least total within a depth: the table shows the higher bound
+        assert int(row[2].split()[0]) >= tool.least_total_bound(row[0]) > 0, row
 
 
 PROGRESS = sorted((TREES / "progress").glob("*.db.xz"))
