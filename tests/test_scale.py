@@ -3,6 +3,7 @@ surviving dead workers, resuming from its store after SIGINT, kill -9 or a lost 
 tree, and stopping in one line, with its best tree written, when its store or log cannot be written."""
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sqlite3
@@ -141,7 +142,28 @@ def test_a_task_that_kills_every_worker_stops_the_solve(monkeypatch):
         return handle
 
     monkeypatch.setattr(executors.LocalProcesses, "submit", submit_a_killer)
-    with pytest.raises(executors.TaskLost, match="lost 3 times"):
+    with pytest.raises(executors.TaskLost, match="lost 3 times.*out of memory"):
+        solved("bulls:3x6", jobs=2)
+
+
+@pytest.mark.parametrize("failure, hint", [
+    ((importlib.import_module, "strategy_not_installed"), "No module named .*can every worker import strategy"),
+    ((bytearray, 1 << 62), "MemoryError.*out of memory"),
+])
+def test_a_task_that_fails_on_every_worker_names_the_likely_cause(monkeypatch, failure, hint):
+    """A task that raises in its worker is run again like a lost one; the error that ends the solve says
+    what the last attempt raised and what usually causes it (a worker without the engine, or short of memory)."""
+    from strategy.search import executors
+
+    def submit_a_failure(self, spec, task):
+        handle = next(self._ids)
+        task.slot = self._free.pop()
+        self._slot_of[handle] = task.slot
+        self._futures[self._pool.submit(*failure)] = handle
+        return handle
+
+    monkeypatch.setattr(executors.LocalProcesses, "submit", submit_a_failure)
+    with pytest.raises(executors.TaskLost, match=f"lost 3 times.*{hint}"):
         solved("bulls:3x6", jobs=2)
 
 

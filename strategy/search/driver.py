@@ -33,6 +33,15 @@ from .store import Store, set_key
 from .worker import Engine, Result, Spec, Task, run_on, tree_node
 
 
+def lost_reason(error: str) -> str:
+    """What a lost task's last error says, with the likely cause: a worker that cannot import the engine, or one
+    that died running the task (most often out of memory, which its own log or the system log confirms)."""
+    first = error.strip().splitlines()[0][:200] if error.strip() else "its worker died each time"
+    if any(word in error for word in ("No module named", "ImportError", "ModuleNotFoundError")):
+        return f"{first}; can every worker import strategy?"
+    return f"{first}; out of memory? the worker's log or the system log says why"
+
+
 @dataclass(frozen=True)
 class Plan:
     """Which sets the driver splits itself (depth <= max_depth, more than min_size secrets): their first
@@ -609,9 +618,7 @@ class Driver:
             self.lost += 1
             attempts = self.attempts[id(node)] = self.attempts.get(id(node), 0) + 1
             if attempts >= MAX_ATTEMPTS:
-                reason = f.error.strip().splitlines()[0][:200] if f.error.strip() else "its worker died each time"
-                raise TaskLost(f"a task was lost {attempts} times, so the workers cannot run it ({reason}); "
-                               "can every worker import strategy?")
+                raise TaskLost(f"a task was lost {attempts} times, so the workers cannot run it ({lost_reason(f.error)})")
             node.handle = None
             if not node.cancelled:
                 self.submit(node)

@@ -176,6 +176,8 @@ class LocalProcesses:
             except cf.process.BrokenProcessPool as e:
                 broken = True
                 out.append(Finished(handle, None, str(e)))
+            except Exception as e:  # the task itself failed (out of memory, say): submit again, as on Dask
+                out.append(Finished(handle, None, f"{type(e).__name__}: {e}"))
         if broken:  # a worker died: its pool's other tasks are lost too
             out += self._replace_pool()
         return out
