@@ -34,6 +34,7 @@ WARM_UP_GAME = "bulls:3x8"  # the first run after install compiles on this game 
 MAX_DEPTH_OPTION = 999  # the engine's depth bounds (1000 means none)
 MAX_SEED = 2**63 - 1
 MAX_GAMES = 10_000_000
+MAX_EXACT_BELOW = 50_000  # feedback_table.MAX_TABLE_CODES (not imported: it would load numba into every command)
 
 
 class CommandError(Exception):
@@ -145,7 +146,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .io.tree import TreeDoc, save
     from .search.heuristics import build_checked, warm_up
 
-    from .engine import compiled, greedy
+    from .engine import compiled, exact, greedy
+    from .feedback_table import game_table
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
@@ -155,6 +157,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         with _compiling("the tree builder", not args.quiet and not args.json):
             warm_up(WARM_UP_GAME, args.strategy)
     first = game.codes().index(first_code) if first_code else None
+    gt = game_table(game) if args.exact_below else None  # before the build: a game too large says so at once
     root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed,
                                 progress=not args.quiet and not args.json)
     generator = {"tool": f"strategy {__version__}", "strategy": args.strategy, "consistent_only": args.consistent_only}
@@ -162,6 +165,18 @@ def cmd_build(args: argparse.Namespace) -> int:
         generator["first"] = game.format_code(first_code)
     if args.strategy == "random-consistent":
         generator["seed"] = args.seed
+    if gt is not None:
+        from .io.verify import measure
+        from .search.endgame import exact_endgame
+        from .search.solve import warm_up as warm_up_engine
+
+        if not compiled(exact, "solve"):
+            with _compiling("the search engine", not args.quiet and not args.json):
+                warm_up_engine(WARM_UP_GAME)
+        generator["heuristic_total"] = stats.total
+        root, generator["exact_endgame"] = exact_endgame(gt, root, args.exact_below, args.consistent_only,
+                                                         progress=not args.quiet and not args.json)
+        stats = measure(game, root)[0]
     doc = TreeDoc(game, root, "heuristic", generator, stats.to_json())
     save(doc, args.output)
     if args.json:
@@ -606,6 +621,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--first", metavar="CODE", help="first question (default: the lowest code)")
     p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"), default=0, help="seed for random-consistent (default 0)")
+    p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N",
+                   help="then make every largest subtree over at most N secrets a proven minimum-total one "
+                        "(the exact engine; games up to 50,000 codes)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)

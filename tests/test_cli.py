@@ -36,6 +36,21 @@ def test_build_verify_stats(tmp_path):
     assert r.returncode == 2 and "tree is for mastermind:4x6, not bulls:4x10" in r.stderr
 
 
+def test_build_with_exact_endgames_records_what_they_saved(tmp_path):
+    """Minimax on Mastermind 4x6 (5801) with exact endgames below 100 secrets: a verified tree whose record
+    says how many questions the exact subtrees saved against the greedy tree."""
+    out = tmp_path / "mm.json"
+    r = run_cli("build", "--game", "mastermind:4x6", "--strategy", "minimax", "--exact-below", "100", "--json",
+                "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = orjson.loads(out.read_bytes())
+    record = doc["generator"]["exact_endgame"]
+    assert doc["generator"]["heuristic_total"] == 5801 and record["below"] == 100 and record["improved"] >= 1
+    assert orjson.loads(r.stdout)["stats"]["total"] == doc["stats"]["total"] == 5801 - record["questions_saved"]
+    assert 5625 < doc["stats"]["total"] < 5801
+    assert run_cli("verify", str(out)).returncode == 0
+
+
 def test_build_is_deterministic_and_writes_stdout(tmp_path):
     a = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy")
     b = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy")

@@ -135,6 +135,8 @@ def test_the_limits_are_one_documented_pair():
     (["build", "--game", "bulls:²x10", "--strategy", "minimax"], "bad size"),
     (["build", "--game", "bulls:" + "5" * 5000 + "x10", "--strategy", "minimax"], "bad size"),
     (["build", "--game", "bulls:4x10", "--strategy", "nonsense"], "invalid choice"),
+    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "2"], "--exact-below must be"),
+    (["build", "--game", "mastermind:6x9", "--strategy", "entropy", "--exact-below", "10"], "282.4 GB"),
     (["build", "--game", "bulls:4x10"], "required"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),
@@ -415,6 +417,20 @@ def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert time.perf_counter() - start < 3, "the compiled search did not stop"
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+
+
+def test_ctrl_c_stops_the_exact_endgames_of_a_build_within_seconds(tmp_path):
+    """The exact endgame of a whole game (bulls 4 of 10: an 8 s search on its thread) stops at Ctrl-C."""
+    CASES.append("build --exact-below then SIGINT")
+    proc = start_cli("build", "--game", "bulls:4x10", "--strategy", "entropy", "--exact-below", "5040", "--quiet",
+                     "-o", str(tmp_path / "t.json"), tmp_path=tmp_path)
+    time.sleep(4)  # inside the search: the greedy tree, the table and the compiled code take about 2 s
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    _, err = proc.communicate(timeout=30)
+    assert time.perf_counter() - start < 3, "the endgame search did not stop"
+    assert proc.returncode == 130 and err.strip().splitlines()[-1].endswith("strategy: interrupted"), err
+    assert "Traceback" not in err and list(tmp_path.iterdir()) == []
 
 
 def test_sigterm_during_export_leaves_no_temporary_file(tmp_path):

@@ -200,3 +200,48 @@ def test_threads_build_the_same_subtree_after_a_question():
              for t in (1, 2)]
     assert orjson.dumps(trees[0][0]) == orjson.dumps(trees[1][0]) and trees[0][1] == trees[1][1]
     assert trees[0][1].secrets == len(left)
+
+
+# -- exact endgames (strategy build --exact-below N) --------------------------------------------------------------
+
+from strategy.io.verify import impossible_question  # noqa: E402
+from strategy.search import objectives  # noqa: E402
+from strategy.search.endgame import endgames, exact_endgame, subtree_total  # noqa: E402
+from strategy.search.worker import Engine, Spec  # noqa: E402
+
+
+@pytest.mark.parametrize("spec, consistent_only, optimum", [
+    ("bulls:3x6", False, 436),  # mmstrat's logs
+    ("mastermind:4x6", False, 5625),  # Koyama & Lai 1993
+    ("mastermind:4x6", True, 5660),  # supermastermind's consistent-only optimum
+])
+def test_an_endgame_as_large_as_the_game_is_its_proven_optimum(spec, consistent_only, optimum):
+    """With N at least the number of secrets, the whole tree is one endgame: the published optimum."""
+    gt = game_table(parse_game(spec))
+    greedy = build(gt, "expected-size", consistent_only, progress=False)
+    tree, record = exact_endgame(gt, greedy, gt.size, consistent_only, progress=False)
+    stats = verify(TreeDoc(gt.game, tree))
+    assert stats.total == optimum and record["subtrees"] == 1
+    assert record["questions_saved"] == verify(TreeDoc(gt.game, greedy)).total - optimum > 0
+    assert not consistent_only or impossible_question(gt.game, tree) is None
+
+
+@settings(max_examples=12, deadline=None)
+@given(spec=st.sampled_from(["bulls:3x6", "mastermind:3x4", "bulls:3x7:nz", "mastermind:4x4"]),
+       strategy=st.sampled_from(["entropy", "most-parts", "minimax", "random-consistent"]),
+       below=st.integers(3, 80), consistent_only=st.booleans())
+def test_every_endgame_becomes_optimal_and_the_rest_stays(spec, strategy, below, consistent_only):
+    """Each largest subtree over at most N secrets ends with the exact engine's value for its set; the questions
+    above them stay the heuristic's; the total never grows and every secret is still found."""
+    gt = game_table(parse_game(spec))
+    greedy = build(gt, strategy, consistent_only, progress=False)
+    tree, record = exact_endgame(gt, greedy, below, consistent_only, threads=2, progress=False)
+    before, after = verify(TreeDoc(gt.game, greedy)), verify(TreeDoc(gt.game, tree))
+    assert after.total == before.total - record["questions_saved"] <= before.total
+    old, new = endgames(gt, greedy, below), endgames(gt, tree, below)
+    assert [(e.path, e.S.tolist()) for e in old] == [(e.path, e.S.tolist()) for e in new]
+    engine = Engine(gt, Spec(gt.game, objectives.total(), consistent_only, 16))
+    for e in new:
+        exact_value = engine.value(e.S, e.depth, e.history, engine.branching(e.S))
+        assert subtree_total(gt, e.subtree, e.S, e.depth) == exact_value
+    assert not consistent_only or impossible_question(gt.game, tree) is None

@@ -1,0 +1,146 @@
+"""Exact endgames for heuristic trees: every largest subtree over at most N secrets is replaced by a
+minimum-total subtree that the exact engine proves (the heuristic one stays where it is already optimal).
+
+Greedy rules lose most of their questions near the leaves, where sets are small and the exact search is
+cheap: on Mastermind 5x8 the entropy tree's total drops by about 0.5% with N = 300 in a few minutes, below
+every published greedy tree, while the whole game stays far out of exact reach.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import exact
+from ..feedback_table import GameTable, split
+from . import objectives
+from .solve import tt_bits_for
+from .worker import Engine, Spec, tree_node
+
+
+@dataclass
+class Endgame:
+    """One largest subtree of at most N secrets: where it hangs and what the heuristic tree asks there."""
+
+    path: tuple[str, ...]  # the answers from the root down to it
+    S: np.ndarray
+    depth: int  # questions asked before it
+    history: np.ndarray
+    subtree: dict
+    cost: int = 0  # its total (every secret's questions from the root) in the heuristic tree
+
+
+def probe_of(gt: GameTable, node: dict) -> int:
+    """The table index of the question a tree node asks."""
+    return gt.index(tuple(gt.game.parse_code(node["guess"])))
+
+
+def subtree_total(gt: GameTable, node: dict, S: np.ndarray, d: int) -> int:
+    """The total of a subtree over the secrets S reached after d questions (each secret's questions from the root)."""
+    members, starts = split(gt.table, S, probe_of(gt, node), len(gt.answers))
+    total = 0
+    for c in range(len(gt.answers)):
+        size = int(starts[c + 1] - starts[c])
+        if size and c == gt.win:
+            total += d + 1
+        elif size:
+            total += subtree_total(gt, node["next"][gt.answer_str(c)], members[starts[c]:starts[c + 1]], d + 1)
+    return total
+
+
+def endgames(gt: GameTable, root: dict, below: int) -> list[Endgame]:
+    """The largest subtrees over at most `below` secrets (and more than two: smaller sets are solved by any
+    sensible rule), each with its secrets, depth, questions so far and heuristic total."""
+    out: list[Endgame] = []
+
+    def walk(node: dict, S: np.ndarray, d: int, history: list[int], path: tuple[str, ...]) -> None:
+        if len(S) <= 2:
+            return
+        if len(S) <= below:
+            out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, subtree_total(gt, node, S, d)))
+            return
+        probe = probe_of(gt, node)
+        members, starts = split(gt.table, S, probe, len(gt.answers))
+        for c in range(len(gt.answers)):
+            if c != gt.win and starts[c + 1] > starts[c]:
+                answer = gt.answer_str(c)
+                walk(node["next"][answer], members[starts[c]:starts[c + 1]], d + 1, history + [probe], path + (answer,))
+
+    walk(root, np.arange(gt.size, dtype=np.int32), 0, [], ())
+    return out
+
+
+def solve_endgame(engine: Engine, e: Endgame) -> dict | None:
+    """The exact minimum-total subtree of an endgame when it beats the heuristic one, else None."""
+    b = engine.branching(e.S)
+    value, probe = engine.solve(e.S, e.depth, e.cost, e.history, b, threaded=False)
+    if probe < 0 or value >= e.cost:  # nothing below the heuristic total (a set the scan solves may return
+        return None  # its exact value even at the cut-off): that subtree is optimal already
+    return engine.extract(e.S, e.depth, int(value), e.history, b)
+
+
+def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
+    """The tree with the node at `path` replaced (the nodes along the path copied, the rest shared)."""
+    if not path:
+        return subtree
+    return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
+
+
+def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, threads: int | None = None,
+                  progress: bool = True) -> tuple[dict, dict]:
+    """The tree with every largest subtree over at most `below` secrets made optimal for the minimum total
+    (with `consistent_only`, among consistent questions only), and a record of what changed.
+
+    The endgames are solved largest first on threads (the search releases the GIL), each with its own
+    transposition table and the heuristic subtree's total as the cut-off; Ctrl-C stops them all."""
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    games = sorted(endgames(gt, root, below), key=lambda e: -len(e.S))
+    threads = max(1, min(threads or os.cpu_count() or 1, len(games)))
+    spec = Spec(gt.game, objectives.total(), consistent_only, tt_bits_for(gt.size))
+    engines: queue.SimpleQueue[Engine] = queue.SimpleQueue()
+    everyone = [Engine(gt, spec) for _ in range(threads)]
+    for engine in everyone:
+        engines.put(engine)
+
+    def run(e: Endgame) -> dict | None:
+        engine = engines.get()
+        try:
+            return solve_endgame(engine, e)
+        finally:
+            engines.put(engine)
+
+    bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
+               desc=f"exact below {below}", leave=False)
+    better: dict[int, dict] = {}
+    executor = ThreadPoolExecutor(threads)
+    try:
+        pending = {executor.submit(run, e): i for i, e in enumerate(games)}
+        while pending:
+            finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in finished:
+                i = pending.pop(future)
+                subtree = future.result()
+                if subtree is not None:
+                    better[i] = subtree
+                bar.update(len(games[i].S))
+    except BaseException:
+        for engine in everyone:  # each search returns within a node or two
+            engine.control[exact.K_STOP] = 1
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        bar.close()
+    executor.shutdown()
+    tree = root
+    for i, subtree in better.items():
+        tree = graft(tree, games[i].path, subtree)
+    saved = sum(games[i].cost - subtree_total(gt, subtree, games[i].S, games[i].depth) for i, subtree in better.items())
+    return tree, {"below": below, "subtrees": len(games), "improved": len(better), "questions_saved": saved,
+                  "seconds": round(time.perf_counter() - start, 1)}
