@@ -146,7 +146,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .io.tree import TreeDoc, save
     from .search.heuristics import build_checked, warm_up
 
-    from .engine import compiled, exact, greedy
+    from .engine import compiled, greedy
     from .feedback_table import game_table
 
     game = parse_game(args.game)
@@ -166,23 +166,50 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.strategy == "random-consistent":
         generator["seed"] = args.seed
     if gt is not None:
-        from .io.verify import measure
-        from .search.endgame import exact_endgame
-        from .search.solve import warm_up as warm_up_engine
-
-        if not compiled(exact, "solve"):
-            with _compiling("the search engine", not args.quiet and not args.json):
-                warm_up_engine(WARM_UP_GAME)
         generator["heuristic_total"] = stats.total
-        root, generator["exact_endgame"] = exact_endgame(gt, root, args.exact_below, args.consistent_only,
-                                                         progress=not args.quiet and not args.json)
-        stats = measure(game, root)[0]
+        root, stats, generator["exact_endgame"] = _exact_endgame(gt, root, args, args.consistent_only)
     doc = TreeDoc(game, root, "heuristic", generator, stats.to_json())
     save(doc, args.output)
     if args.json:
         _print_json({"game": game.spec, "strategy": args.strategy, "output": args.output, "stats": stats_json(stats)})
     else:
         _log(f"{game.spec} {args.strategy}: {summary_line(stats)}")
+    return 0
+
+
+def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bool, max_depth: int | None = None):
+    """The tree with exact endgames below --exact-below secrets, its measured stats and the record of the change."""
+    from .engine import compiled, exact
+    from .io.verify import measure
+    from .search.endgame import exact_endgame
+    from .search.solve import warm_up
+
+    show = not args.quiet and not args.json
+    if not compiled(exact, "solve"):
+        with _compiling("the search engine", show):
+            warm_up(WARM_UP_GAME)
+    root, record = exact_endgame(gt, root, args.exact_below, consistent_only, max_depth, progress=show)
+    return root, measure(gt.game, root)[0], record
+
+
+def cmd_improve(args: argparse.Namespace) -> int:
+    from .feedback_table import game_table
+    from .io.report import stats_json, summary_line
+    from .io.tree import TreeDoc, save
+
+    _needs_output_for_json(args)
+    check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
+    doc, before = _load_checked(args.tree)
+    consistent_only = bool(doc.generator.get("consistent_only"))  # a consistent-only tree stays one
+    root, stats, record = _exact_endgame(game_table(doc.game), doc.root, args, consistent_only, before.worst)
+    record["total_before"] = before.total
+    out = TreeDoc(doc.game, root, doc.objective, {**doc.generator, "exact_endgame": record}, stats.to_json())
+    save(out, args.output)
+    if args.json:
+        _print_json({"tree": args.tree, "game": doc.game.spec, "output": args.output, "before": stats_json(before),
+                     "stats": stats_json(stats)})
+    else:
+        _log(f"{doc.game.spec}: total {before.total} -> {stats.total}; {summary_line(stats)}")
     return 0
 
 
@@ -728,6 +755,17 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("tree_a", metavar="TREE_A", help=TREE_HELP)
     p.add_argument("tree_b", metavar="TREE_B", help=TREE_HELP)
     p.add_argument("--json", action="store_true", help="print the comparison as one JSON document")
+
+    p = command("improve", "make a tree's small subtrees optimal with the exact engine",
+                "Replace every largest subtree over at most N secrets of a tree by a minimum-total subtree proven by "
+                "the exact engine, never deeper than the tree's worst case (a consistent-only tree stays one); "
+                "verify the result and write it.", cmd_improve)
+    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N", required=True,
+                   help="the largest sets solved exactly (games up to 50,000 codes)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
+    p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
 
     p = command("verify", "walk every secret through a tree and check its stats",
                 "Walk every secret of the game through the tree with the game's own rules; check every branch is "

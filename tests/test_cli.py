@@ -4,7 +4,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from .conftest import run_cli
+from .conftest import TREES, run_cli
 
 
 @pytest.mark.parametrize(
@@ -49,6 +49,27 @@ def test_build_with_exact_endgames_records_what_they_saved(tmp_path):
     assert orjson.loads(r.stdout)["stats"]["total"] == doc["stats"]["total"] == 5801 - record["questions_saved"]
     assert 5625 < doc["stats"]["total"] < 5801
     assert run_cli("verify", str(out)).returncode == 0
+
+
+def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_path):
+    """Minimax (worst 5) improved below 300 secrets stays within 5 questions and saves questions; a
+    consistent-only tree stays consistent-only; an optimal tree comes back with the same total."""
+    greedy, better = tmp_path / "mm.json", tmp_path / "better.json"
+    assert run_cli("build", "--game", "mastermind:4x6", "--strategy", "minimax", "-o", str(greedy)).returncode == 0
+    r = run_cli("improve", str(greedy), "--exact-below", "300", "--json", "-o", str(better))
+    assert r.returncode == 0, r.stderr
+    report, doc = orjson.loads(r.stdout), orjson.loads(better.read_bytes())
+    assert report["before"]["total"] == doc["generator"]["exact_endgame"]["total_before"] == 5801
+    assert 5626 <= report["stats"]["total"] < 5801 and report["stats"]["worst"] == 5  # 5626: the optimum within 5
+    assert doc["generator"]["strategy"] == "minimax" and doc["generator"]["exact_endgame"]["max_depth"] == 5
+    consistent, kept = tmp_path / "c.json", tmp_path / "kept.json"
+    assert run_cli("build", "--game", "mastermind:4x6", "--strategy", "entropy", "--consistent-only",
+                   "-o", str(consistent)).returncode == 0
+    assert run_cli("improve", str(consistent), "--exact-below", "1296", "-o", str(kept)).returncode == 0
+    doc = orjson.loads(kept.read_bytes())
+    assert doc["stats"]["total"] == 5660 and doc["generator"]["consistent_only"] is True  # the consistent optimum
+    r = run_cli("improve", str(TREES / "mastermind-4x6-total.json"), "--exact-below", "100", "--json", "-o", str(kept))
+    assert r.returncode == 0 and orjson.loads(r.stdout)["stats"]["total"] == 5625
 
 
 def test_build_is_deterministic_and_writes_stdout(tmp_path):

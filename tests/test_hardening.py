@@ -137,6 +137,8 @@ def test_the_limits_are_one_documented_pair():
     (["build", "--game", "bulls:4x10", "--strategy", "nonsense"], "invalid choice"),
     (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "2"], "--exact-below must be"),
     (["build", "--game", "mastermind:6x9", "--strategy", "entropy", "--exact-below", "10"], "282.4 GB"),
+    (["improve", TREE_3, "--exact-below", "0"], "--exact-below must be"),
+    (["improve", TREE_3], "required"),
     (["build", "--game", "bulls:4x10"], "required"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),

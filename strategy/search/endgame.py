@@ -91,10 +91,11 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
 
 
-def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, threads: int | None = None,
-                  progress: bool = True) -> tuple[dict, dict]:
+def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, max_depth: int | None = None,
+                  threads: int | None = None, progress: bool = True) -> tuple[dict, dict]:
     """The tree with every largest subtree over at most `below` secrets made optimal for the minimum total
-    (with `consistent_only`, among consistent questions only), and a record of what changed.
+    (with `consistent_only`, among consistent questions only; with `max_depth`, among subtrees that find
+    every secret within that many questions from the root), and a record of what changed.
 
     The endgames are solved largest first on threads (the search releases the GIL), each with its own
     transposition table and the heuristic subtree's total as the cut-off; Ctrl-C stops them all."""
@@ -103,7 +104,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     start = time.perf_counter()
     games = sorted(endgames(gt, root, below), key=lambda e: -len(e.S))
     threads = max(1, min(threads or os.cpu_count() or 1, len(games)))
-    spec = Spec(gt.game, objectives.total(), consistent_only, tt_bits_for(gt.size))
+    spec = Spec(gt.game, objectives.total(max_depth), consistent_only, tt_bits_for(gt.size))
     engines: queue.SimpleQueue[Engine] = queue.SimpleQueue()
     everyone = [Engine(gt, spec) for _ in range(threads)]
     for engine in everyone:
@@ -142,5 +143,5 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     for i, subtree in better.items():
         tree = graft(tree, games[i].path, subtree)
     saved = sum(games[i].cost - subtree_total(gt, subtree, games[i].S, games[i].depth) for i, subtree in better.items())
-    return tree, {"below": below, "subtrees": len(games), "improved": len(better), "questions_saved": saved,
+    return tree, {"below": below, "max_depth": max_depth, "subtrees": len(games), "improved": len(better), "questions_saved": saved,
                   "seconds": round(time.perf_counter() - start, 1)}
