@@ -195,3 +195,28 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     assert best.generator["proven_optimal"] is False and best.generator["lower_bound"] > 0
     assert best.generator["frontier"]["wall_seconds"] > 0
     assert not (tmp_path / "trees" / "bulls-4x8-total.json").exists()
+
+
+def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
+    """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept;
+    a fewest-at-D stage's tree stays as it is."""
+    from strategy.feedback_table import game_table
+    from strategy.io.verify import verify
+    from strategy.rules import parse_game
+    from strategy.search.heuristics import build
+
+    (tmp_path / "trees").mkdir()
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    gt = game_table(parse_game("bulls:4x8"))
+    greedy = build(gt, "most-parts", progress=False)
+    before = verify(tree.TreeDoc(gt.game, greedy))
+    path = tool.best_found_path("bulls-4x8-total")
+    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "total"}, before.to_json()), path)
+    tool.improve("bulls-4x8-total", 200)
+    doc, after = verify_file(path)
+    assert after.total == before.total - doc.generator["exact_endgame"]["questions_saved"] < before.total
+    assert after.worst <= before.worst and doc.generator["lower_bound"] == 1 and doc.objective == "partial"
+    fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
+    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": "fewest-at-7"}, before.to_json()), fewest)
+    tool.improve("bulls-4x8-worst-then-fewest", 200)
+    assert verify_file(fewest)[1].total == before.total

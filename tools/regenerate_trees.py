@@ -3,6 +3,7 @@
 Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS]
                                       [--jobs N | --scheduler tcp://HOST:PORT]
        python tools/regenerate_trees.py --frontier --table
+       python tools/regenerate_trees.py --frontier --improve N [NAME ...]
 
 Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written through
 a temporary file (gzipped when over 1 MB). With --frontier the open games are solved too (every objective of
@@ -18,7 +19,9 @@ is given the shipped trees of its game, best found included (--incumbent), so ne
 nor the proven bound gets worse from one run to the next, even on a machine without the stores. At the end
 the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
 projected time on a cluster) and the README's tables are regenerated from the shipped trees; --table does
-only that.
+only that. --improve N, instead of solving, makes every subtree over at most N secrets of the best trees
+found optimal (`strategy improve`: never deeper than the tree's worst case), which the next run starts from;
+a fewest-at-D stage's tree is left as it is (a least-total endgame can put more secrets at the last depth).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -171,6 +174,26 @@ def ship(store: Path | None) -> None:
           f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
 
 
+def improve(name: str, below: int) -> None:
+    """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept)."""
+    path = best_found_path(name)
+    if shipped_path(name) or not path.exists():
+        return
+    if tree_io.load(path).generator.get("bound_of", "").startswith("fewest-at-"):
+        print(f"{name}: a fewest-at-D stage, left as it is", flush=True)
+        return
+    part = path.with_name(f"{path.name}.improved.json.gz")
+    print(f"{name}: exact endgames below {below} secrets", flush=True)
+    try:
+        subprocess.run([sys.executable, "-m", "strategy", "improve", str(path), "--exact-below", str(below),
+                        "-o", str(part)], check=True, cwd=ROOT)
+        os.replace(part, path)
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"improving {name} failed (exit {e.returncode})") from None
+    finally:
+        part.unlink(missing_ok=True)
+
+
 def solve(name: str, args: list[str], where: list[str], budget: float | None) -> bool:
     """Run one solve; an interrupted one ships its best tree found and its store. True when Ctrl-C stopped it."""
     STORES.mkdir(exist_ok=True)
@@ -308,11 +331,13 @@ def at_depth(stats, bound_of: str) -> int:
     return stats.depth_counts[depth] if depth < len(stats.depth_counts) else 0
 
 
-def best_found(stats, bound_of: str) -> str:
-    """The best tree found, led by the figure the stage minimises."""
+def best_found(stats, bound_of: str, generator: dict) -> str:
+    """The best tree found, led by the figure the stage minimises (and the size of its exact endgames)."""
     if bound_of.startswith("fewest-at-"):
         return f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, average {stats.average:.4f})"
-    return f"{stats.total} ({stats.average:.4f}), worst {stats.worst}"
+    endgame = generator.get("exact_endgame")
+    below = f", exact below {endgame['below']} secrets" if endgame else ""
+    return f"{stats.total} ({stats.average:.4f}), worst {stats.worst}{below}"
 
 
 def least_total_bound(spec: str) -> int:
@@ -347,7 +372,7 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
         rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage{borrowed})") +
                      (", consistent probes" if doc.generator.get("consistent_only") else ""),
                      f"{lb} ({lb / n:.4f})" if is_total else str(lb),
-                     best_found(stats, bound_of),
+                     best_found(stats, bound_of, doc.generator),
                      f"{stats.total - lb}" if is_total else (
                          f"{at_depth(stats, bound_of) - lb}" if bound_of.startswith("fewest-at-") else ""),
                      *([f"{record['wall_seconds'] / 3600:.1f} h", f"{record['worker_seconds'] / 3600:.1f} h"]
@@ -388,9 +413,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--missing", action="store_true", help="only the trees not yet in trees/")
     parser.add_argument("--budget", type=float, metavar="SECONDS", help="interrupt each solve after this long")
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
+    parser.add_argument("--improve", type=int, metavar="N",
+                        help="instead of solving, give the best trees found exact endgames below N secrets")
     args = parser.parse_args(argv)
     if args.budget is not None and args.budget <= 0:
         parser.error("--budget must be a positive number of seconds")
+    if args.improve is not None and args.improve < 3:
+        parser.error("--improve must be at least 3 secrets")
     return args
 
 
@@ -412,7 +441,9 @@ def main() -> None:
     failed: SystemExit | None = None
     for name in [] if args.table else args.names or table:
         try:
-            if not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget):
+            if args.improve is not None:
+                improve(name, args.improve)
+            elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
         except SystemExit as e:  # a solve that failed: the tables still follow what it shipped
