@@ -85,6 +85,17 @@ def probability(text: str) -> float:
     return q
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0, with a one-line message otherwise."""
+    try:
+        t = float(text[:30])
+    except ValueError:
+        t = float("nan")
+    if not 0.0 < t < float("inf"):
+        raise argparse.ArgumentTypeError(f"--budget must be a positive number of seconds, got {text[:30]!r}")
+    return t
+
+
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -188,7 +199,7 @@ def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bo
     if not compiled(exact, "solve"):
         with _compiling("the search engine", show):
             warm_up(WARM_UP_GAME)
-    root, record = exact_endgame(gt, root, args.exact_below, consistent_only, max_depth, progress=show)
+    root, record = exact_endgame(gt, root, args.exact_below, consistent_only, max_depth, args.budget, progress=show)
     return root, measure(gt.game, root)[0], record
 
 
@@ -651,6 +662,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N",
                    help="then make every largest subtree over at most N secrets a proven minimum-total one "
                         "(the exact engine; games up to 50,000 codes)")
+    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
+                   help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
@@ -763,6 +776,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("tree", metavar="TREE", help=TREE_HELP)
     p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N", required=True,
                    help="the largest sets solved exactly (games up to 50,000 codes)")
+    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
+                   help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)

@@ -139,6 +139,8 @@ def test_the_limits_are_one_documented_pair():
     (["build", "--game", "mastermind:6x9", "--strategy", "entropy", "--exact-below", "10"], "282.4 GB"),
     (["improve", TREE_3, "--exact-below", "0"], "--exact-below must be"),
     (["improve", TREE_3], "required"),
+    (["improve", TREE_3, "--exact-below", "10", "--budget", "0"], "--budget must be a positive number"),
+    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "9", "--budget", "nan"], "--budget"),
     (["build", "--game", "bulls:4x10"], "required"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),

@@ -245,3 +245,12 @@ def test_every_endgame_becomes_optimal_and_the_rest_stays(spec, strategy, below,
         exact_value = engine.value(e.S, e.depth, e.history, engine.branching(e.S))
         assert subtree_total(gt, e.subtree, e.S, e.depth) == exact_value
     assert not consistent_only or impossible_question(gt.game, tree) is None
+
+
+def test_an_endgame_budget_stops_the_searches_and_keeps_the_tree(bulls4):
+    """The exact search of the whole of bulls 4 of 10 takes several seconds: after a budget of 0.5 s it stops,
+    the greedy tree comes back as it was, and the record says the endgame is unfinished."""
+    greedy = build(bulls4, "entropy", progress=False)
+    tree, record = exact_endgame(bulls4, greedy, bulls4.size, budget=0.5, progress=False)
+    assert tree is greedy and (record["subtrees"], record["improved"], record["unfinished"]) == (1, 0, 1)
+    assert record["seconds"] < 3

@@ -212,11 +212,11 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     before = verify(tree.TreeDoc(gt.game, greedy))
     path = tool.best_found_path("bulls-4x8-total")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "total"}, before.to_json()), path)
-    tool.improve("bulls-4x8-total", 200)
+    tool.improve("bulls-4x8-total", 200, None)
     doc, after = verify_file(path)
     assert after.total == before.total - doc.generator["exact_endgame"]["questions_saved"] < before.total
     assert after.worst <= before.worst and doc.generator["lower_bound"] == 1 and doc.objective == "partial"
     fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": "fewest-at-7"}, before.to_json()), fewest)
-    tool.improve("bulls-4x8-worst-then-fewest", 200)
+    tool.improve("bulls-4x8-worst-then-fewest", 200, 60)
     assert verify_file(fewest)[1].total == before.total

@@ -20,8 +20,9 @@ nor the proven bound gets worse from one run to the next, even on a machine with
 the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
 projected time on a cluster) and the README's tables are regenerated from the shipped trees; --table does
 only that. --improve N, instead of solving, makes every subtree over at most N secrets of the best trees
-found optimal (`strategy improve`: never deeper than the tree's worst case), which the next run starts from;
-a fewest-at-D stage's tree is left as it is (a least-total endgame can put more secrets at the last depth).
+found optimal (`strategy improve`: never deeper than the tree's worst case; --budget stops it as well),
+which the next run starts from; a fewest-at-D stage's tree is left as it is (a least-total endgame can put
+more secrets at the last depth).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -174,8 +175,9 @@ def ship(store: Path | None) -> None:
           f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
 
 
-def improve(name: str, below: int) -> None:
-    """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept)."""
+def improve(name: str, below: int, budget: float | None) -> None:
+    """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept), for at
+    most `budget` seconds."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
@@ -186,7 +188,7 @@ def improve(name: str, below: int) -> None:
     print(f"{name}: exact endgames below {below} secrets", flush=True)
     try:
         subprocess.run([sys.executable, "-m", "strategy", "improve", str(path), "--exact-below", str(below),
-                        "-o", str(part)], check=True, cwd=ROOT)
+                        *(["--budget", str(budget)] if budget else []), "-o", str(part)], check=True, cwd=ROOT)
         os.replace(part, path)
     except subprocess.CalledProcessError as e:
         raise SystemExit(f"improving {name} failed (exit {e.returncode})") from None
@@ -442,7 +444,7 @@ def main() -> None:
     for name in [] if args.table else args.names or table:
         try:
             if args.improve is not None:
-                improve(name, args.improve)
+                improve(name, args.improve, args.budget)
             elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped

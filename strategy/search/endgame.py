@@ -20,7 +20,10 @@ from ..engine import exact
 from ..feedback_table import GameTable, split
 from . import objectives
 from .solve import tt_bits_for
-from .worker import Engine, Spec, tree_node
+from .worker import Engine, Spec, Stopped, tree_node
+
+
+UNFINISHED = object()  # an endgame the budget stopped or skipped
 
 
 @dataclass
@@ -92,13 +95,15 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
 
 
 def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, max_depth: int | None = None,
-                  threads: int | None = None, progress: bool = True) -> tuple[dict, dict]:
+                  budget: float | None = None, threads: int | None = None, progress: bool = True) -> tuple[dict, dict]:
     """The tree with every largest subtree over at most `below` secrets made optimal for the minimum total
     (with `consistent_only`, among consistent questions only; with `max_depth`, among subtrees that find
     every secret within that many questions from the root), and a record of what changed.
 
     The endgames are solved largest first on threads (the search releases the GIL), each with its own
-    transposition table and the heuristic subtree's total as the cut-off; Ctrl-C stops them all."""
+    transposition table and the heuristic subtree's total as the cut-off; Ctrl-C stops them all. After
+    `budget` seconds the searches still running stop and the rest are skipped: their subtrees stay as they
+    were, and the record counts them as unfinished."""
     from tqdm import tqdm
 
     start = time.perf_counter()
@@ -109,31 +114,45 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     everyone = [Engine(gt, spec) for _ in range(threads)]
     for engine in everyone:
         engines.put(engine)
+    out_of_time = threading.Event()
 
-    def run(e: Endgame) -> dict | None:
+    def stop_all() -> None:
+        for engine in everyone:  # each search returns within a node or two
+            engine.control[exact.K_STOP] = 1
+
+    def run(e: Endgame) -> dict | None | object:
+        if out_of_time.is_set():
+            return UNFINISHED
         engine = engines.get()
         try:
             return solve_endgame(engine, e)
+        except Stopped:
+            return UNFINISHED
         finally:
             engines.put(engine)
 
     bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
                desc=f"exact below {below}", leave=False)
     better: dict[int, dict] = {}
+    unfinished = 0
     executor = ThreadPoolExecutor(threads)
     try:
         pending = {executor.submit(run, e): i for i, e in enumerate(games)}
         while pending:
+            if budget is not None and not out_of_time.is_set() and time.perf_counter() - start >= budget:
+                out_of_time.set()
+                stop_all()
             finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in finished:
                 i = pending.pop(future)
                 subtree = future.result()
-                if subtree is not None:
+                if subtree is UNFINISHED:
+                    unfinished += 1
+                elif subtree is not None:
                     better[i] = subtree
                 bar.update(len(games[i].S))
     except BaseException:
-        for engine in everyone:  # each search returns within a node or two
-            engine.control[exact.K_STOP] = 1
+        stop_all()
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
@@ -143,5 +162,5 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     for i, subtree in better.items():
         tree = graft(tree, games[i].path, subtree)
     saved = sum(games[i].cost - subtree_total(gt, subtree, games[i].S, games[i].depth) for i, subtree in better.items())
-    return tree, {"below": below, "max_depth": max_depth, "subtrees": len(games), "improved": len(better), "questions_saved": saved,
-                  "seconds": round(time.perf_counter() - start, 1)}
+    return tree, {"below": below, "max_depth": max_depth, "subtrees": len(games), "improved": len(better),
+                  "unfinished": unfinished, "questions_saved": saved, "seconds": round(time.perf_counter() - start, 1)}
