@@ -188,8 +188,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bool, max_depth: int | None = None):
-    """The tree with exact endgames below --exact-below secrets, its measured stats and the record of the change."""
+def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bool, costs=None):
+    """The tree with exact endgames below --exact-below secrets (for `costs`: the least total by default), its
+    measured stats and the record of the change."""
     from .engine import compiled, exact
     from .io.verify import measure
     from .search.endgame import exact_endgame
@@ -199,7 +200,7 @@ def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bo
     if not compiled(exact, "solve"):
         with _compiling("the search engine", show):
             warm_up(WARM_UP_GAME)
-    root, record = exact_endgame(gt, root, args.exact_below, consistent_only, max_depth, args.budget, progress=show)
+    root, record = exact_endgame(gt, root, args.exact_below, consistent_only, costs, args.budget, progress=show)
     return root, measure(gt.game, root)[0], record
 
 
@@ -207,12 +208,14 @@ def cmd_improve(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
+    from .search import objectives
 
     _needs_output_for_json(args)
     check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
     doc, before = _load_checked(args.tree)
     consistent_only = bool(doc.generator.get("consistent_only"))  # a consistent-only tree stays one
-    root, stats, record = _exact_endgame(game_table(doc.game), doc.root, args, consistent_only, before.worst)
+    costs = (objectives.total(before.worst) if args.objective == "total" else objectives.at_last_level(before.worst))
+    root, stats, record = _exact_endgame(game_table(doc.game), doc.root, args, consistent_only, costs)
     record["total_before"] = before.total
     out = TreeDoc(doc.game, root, doc.objective, {**doc.generator, "exact_endgame": record}, stats.to_json())
     save(out, args.output)
@@ -770,10 +773,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the comparison as one JSON document")
 
     p = command("improve", "make a tree's small subtrees optimal with the exact engine",
-                "Replace every largest subtree over at most N secrets of a tree by a minimum-total subtree proven by "
+                "Replace every largest subtree over at most N secrets of a tree by a subtree proven optimal by "
                 "the exact engine, never deeper than the tree's worst case (a consistent-only tree stays one); "
                 "verify the result and write it.", cmd_improve)
     p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("--objective", default="total", choices=["total", "worst-then-fewest"],
+                   help="total: the least total; worst-then-fewest: the fewest secrets at the tree's worst depth")
     p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N", required=True,
                    help="the largest sets solved exactly (games up to 50,000 codes)")
     p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",

@@ -46,7 +46,7 @@ def test_build_with_exact_endgames_records_what_they_saved(tmp_path):
     doc = orjson.loads(out.read_bytes())
     record = doc["generator"]["exact_endgame"]
     assert doc["generator"]["heuristic_total"] == 5801 and record["below"] == 100 and record["improved"] >= 1
-    assert orjson.loads(r.stdout)["stats"]["total"] == doc["stats"]["total"] == 5801 - record["questions_saved"]
+    assert orjson.loads(r.stdout)["stats"]["total"] == doc["stats"]["total"] == 5801 - record["saved"]
     assert 5625 < doc["stats"]["total"] < 5801
     assert run_cli("verify", str(out)).returncode == 0
 
@@ -61,7 +61,7 @@ def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_pa
     report, doc = orjson.loads(r.stdout), orjson.loads(better.read_bytes())
     assert report["before"]["total"] == doc["generator"]["exact_endgame"]["total_before"] == 5801
     assert 5626 <= report["stats"]["total"] < 5801 and report["stats"]["worst"] == 5  # 5626: the optimum within 5
-    assert doc["generator"]["strategy"] == "minimax" and doc["generator"]["exact_endgame"]["max_depth"] == 5
+    assert doc["generator"]["strategy"] == "minimax" and doc["generator"]["exact_endgame"]["objective"] == "total-within-5"
     consistent, kept = tmp_path / "c.json", tmp_path / "kept.json"
     assert run_cli("build", "--game", "mastermind:4x6", "--strategy", "entropy", "--consistent-only",
                    "-o", str(consistent)).returncode == 0

@@ -206,7 +206,7 @@ def test_threads_build_the_same_subtree_after_a_question():
 
 from strategy.io.verify import impossible_question  # noqa: E402
 from strategy.search import objectives  # noqa: E402
-from strategy.search.endgame import endgames, exact_endgame, subtree_total  # noqa: E402
+from strategy.search.endgame import endgames, exact_endgame, subtree_cost  # noqa: E402
 from strategy.search.worker import Engine, Spec  # noqa: E402
 
 
@@ -222,7 +222,7 @@ def test_an_endgame_as_large_as_the_game_is_its_proven_optimum(spec, consistent_
     tree, record = exact_endgame(gt, greedy, gt.size, consistent_only, progress=False)
     stats = verify(TreeDoc(gt.game, tree))
     assert stats.total == optimum and record["subtrees"] == 1
-    assert record["questions_saved"] == verify(TreeDoc(gt.game, greedy)).total - optimum > 0
+    assert record["saved"] == verify(TreeDoc(gt.game, greedy)).total - optimum > 0
     assert not consistent_only or impossible_question(gt.game, tree) is None
 
 
@@ -237,13 +237,14 @@ def test_every_endgame_becomes_optimal_and_the_rest_stays(spec, strategy, below,
     greedy = build(gt, strategy, consistent_only, progress=False)
     tree, record = exact_endgame(gt, greedy, below, consistent_only, threads=2, progress=False)
     before, after = verify(TreeDoc(gt.game, greedy)), verify(TreeDoc(gt.game, tree))
-    assert after.total == before.total - record["questions_saved"] <= before.total
-    old, new = endgames(gt, greedy, below), endgames(gt, tree, below)
+    assert after.total == before.total - record["saved"] <= before.total
+    cost = objectives.total().array(gt.size)
+    old, new = endgames(gt, greedy, below, cost), endgames(gt, tree, below, cost)
     assert [(e.path, e.S.tolist()) for e in old] == [(e.path, e.S.tolist()) for e in new]
     engine = Engine(gt, Spec(gt.game, objectives.total(), consistent_only, 16))
     for e in new:
         exact_value = engine.value(e.S, e.depth, e.history, engine.branching(e.S))
-        assert subtree_total(gt, e.subtree, e.S, e.depth) == exact_value
+        assert subtree_cost(gt, e.subtree, e.S, e.depth, cost) == exact_value
     assert not consistent_only or impossible_question(gt.game, tree) is None
 
 
@@ -254,3 +255,21 @@ def test_an_endgame_budget_stops_the_searches_and_keeps_the_tree(bulls4):
     tree, record = exact_endgame(bulls4, greedy, bulls4.size, budget=0.5, progress=False)
     assert tree is greedy and (record["subtrees"], record["improved"], record["unfinished"]) == (1, 0, 1)
     assert record["seconds"] < 3
+
+
+def test_fewest_at_the_last_depth_endgames_keep_the_depth_and_put_fewer_there(bulls4):
+    """Endgames for the fewest secrets at the tree's worst depth D: never deeper than D, never more secrets at D,
+    and each endgame ends with the exact engine's fewest for its set."""
+    greedy = build(bulls4, "expected-size", progress=False)
+    before = verify(TreeDoc(bulls4.game, greedy))
+    costs = objectives.at_last_level(before.worst)
+    tree, record = exact_endgame(bulls4, greedy, 400, costs=costs, progress=False)
+    after = verify(TreeDoc(bulls4.game, tree))
+    assert after.worst <= before.worst and record["objective"] == f"fewest-at-{before.worst}"
+    at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower
+    assert at_worst == before.depth_counts[-1] - record["saved"] < before.depth_counts[-1]
+    engine = Engine(bulls4, Spec(bulls4.game, costs, False, 16))
+    cost = costs.array(bulls4.size)
+    for e in endgames(bulls4, tree, 400, cost)[:40]:
+        assert subtree_cost(bulls4, e.subtree, e.S, e.depth, cost) == engine.value(
+            e.S, e.depth, e.history, engine.branching(e.S))

@@ -198,8 +198,8 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
 
 
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
-    """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept;
-    a fewest-at-D stage's tree stays as it is."""
+    """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
+    for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
     from strategy.feedback_table import game_table
     from strategy.io.verify import verify
     from strategy.rules import parse_game
@@ -214,9 +214,13 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "total"}, before.to_json()), path)
     tool.improve("bulls-4x8-total", 200, None)
     doc, after = verify_file(path)
-    assert after.total == before.total - doc.generator["exact_endgame"]["questions_saved"] < before.total
+    assert after.total == before.total - doc.generator["exact_endgame"]["saved"] < before.total
     assert after.worst <= before.worst and doc.generator["lower_bound"] == 1 and doc.objective == "partial"
     fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
-    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": "fewest-at-7"}, before.to_json()), fewest)
+    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
+              fewest)
     tool.improve("bulls-4x8-worst-then-fewest", 200, 60)
-    assert verify_file(fewest)[1].total == before.total
+    doc, after = verify_file(fewest)
+    assert doc.generator["exact_endgame"]["objective"] == f"fewest-at-{before.worst}" and after.worst <= before.worst
+    at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower
+    assert at_worst == before.depth_counts[-1] - doc.generator["exact_endgame"]["saved"] < before.depth_counts[-1]

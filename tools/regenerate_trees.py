@@ -20,9 +20,9 @@ nor the proven bound gets worse from one run to the next, even on a machine with
 the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
 projected time on a cluster) and the README's tables are regenerated from the shipped trees; --table does
 only that. --improve N, instead of solving, makes every subtree over at most N secrets of the best trees
-found optimal (`strategy improve`: never deeper than the tree's worst case; --budget stops it as well),
-which the next run starts from; a fewest-at-D stage's tree is left as it is (a least-total endgame can put
-more secrets at the last depth).
+found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
+depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
+from.
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -177,17 +177,17 @@ def ship(store: Path | None) -> None:
 
 def improve(name: str, below: int, budget: float | None) -> None:
     """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept), for at
-    most `budget` seconds."""
+    most `budget` seconds: for the least total (within the tree's worst case), or for the fewest secrets at the
+    worst depth when that is the stage the solve stopped in."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
-    if tree_io.load(path).generator.get("bound_of", "").startswith("fewest-at-"):
-        print(f"{name}: a fewest-at-D stage, left as it is", flush=True)
-        return
+    fewest = tree_io.load(path).generator.get("bound_of", "").startswith("fewest-at-")
     part = path.with_name(f"{path.name}.improved.json.gz")
     print(f"{name}: exact endgames below {below} secrets", flush=True)
     try:
         subprocess.run([sys.executable, "-m", "strategy", "improve", str(path), "--exact-below", str(below),
+                        "--objective", "worst-then-fewest" if fewest else "total",
                         *(["--budget", str(budget)] if budget else []), "-o", str(part)], check=True, cwd=ROOT)
         os.replace(part, path)
     except subprocess.CalledProcessError as e:
@@ -335,10 +335,11 @@ def at_depth(stats, bound_of: str) -> int:
 
 def best_found(stats, bound_of: str, generator: dict) -> str:
     """The best tree found, led by the figure the stage minimises (and the size of its exact endgames)."""
-    if bound_of.startswith("fewest-at-"):
-        return f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, average {stats.average:.4f})"
     endgame = generator.get("exact_endgame")
     below = f", exact below {endgame['below']} secrets" if endgame else ""
+    if bound_of.startswith("fewest-at-"):
+        return (f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, "
+                f"average {stats.average:.4f}){below}")
     return f"{stats.total} ({stats.average:.4f}), worst {stats.worst}{below}"
 
 

@@ -1,5 +1,6 @@
 """Exact endgames for heuristic trees: every largest subtree over at most N secrets is replaced by a
-minimum-total subtree that the exact engine proves (the heuristic one stays where it is already optimal).
+subtree that the exact engine proves optimal, for the least total or the fewest secrets at the last depth
+(the heuristic one stays where it is already optimal).
 
 Greedy rules lose most of their questions near the leaves, where sets are small and the exact search is
 cheap: on Mastermind 5x8 the entropy tree's total drops by about 0.5% with N = 300 in a few minutes, below
@@ -19,6 +20,7 @@ import numpy as np
 from ..engine import exact
 from ..feedback_table import GameTable, split
 from . import objectives
+from .objectives import Costs
 from .solve import tt_bits_for
 from .worker import Engine, Spec, Stopped, tree_node
 
@@ -35,7 +37,7 @@ class Endgame:
     depth: int  # questions asked before it
     history: np.ndarray
     subtree: dict
-    cost: int = 0  # its total (every secret's questions from the root) in the heuristic tree
+    cost: int = 0  # its cost in the heuristic tree (for the total: every secret's questions from the root)
 
 
 def probe_of(gt: GameTable, node: dict) -> int:
@@ -43,29 +45,30 @@ def probe_of(gt: GameTable, node: dict) -> int:
     return gt.index(tuple(gt.game.parse_code(node["guess"])))
 
 
-def subtree_total(gt: GameTable, node: dict, S: np.ndarray, d: int) -> int:
-    """The total of a subtree over the secrets S reached after d questions (each secret's questions from the root)."""
+def subtree_cost(gt: GameTable, node: dict, S: np.ndarray, d: int, cost: np.ndarray) -> int:
+    """What a subtree over the secrets S reached after d questions costs: cost[r] for each secret found at
+    question r from the root (r itself for the total)."""
     members, starts = split(gt.table, S, probe_of(gt, node), len(gt.answers))
     total = 0
     for c in range(len(gt.answers)):
         size = int(starts[c + 1] - starts[c])
         if size and c == gt.win:
-            total += d + 1
+            total += int(cost[d + 1])
         elif size:
-            total += subtree_total(gt, node["next"][gt.answer_str(c)], members[starts[c]:starts[c + 1]], d + 1)
+            total += subtree_cost(gt, node["next"][gt.answer_str(c)], members[starts[c]:starts[c + 1]], d + 1, cost)
     return total
 
 
-def endgames(gt: GameTable, root: dict, below: int) -> list[Endgame]:
+def endgames(gt: GameTable, root: dict, below: int, cost: np.ndarray) -> list[Endgame]:
     """The largest subtrees over at most `below` secrets (and more than two: smaller sets are solved by any
-    sensible rule), each with its secrets, depth, questions so far and heuristic total."""
+    sensible rule), each with its secrets, depth, questions so far and heuristic cost."""
     out: list[Endgame] = []
 
     def walk(node: dict, S: np.ndarray, d: int, history: list[int], path: tuple[str, ...]) -> None:
         if len(S) <= 2:
             return
         if len(S) <= below:
-            out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, subtree_total(gt, node, S, d)))
+            out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, subtree_cost(gt, node, S, d, cost)))
             return
         probe = probe_of(gt, node)
         members, starts = split(gt.table, S, probe, len(gt.answers))
@@ -82,7 +85,7 @@ def solve_endgame(engine: Engine, e: Endgame) -> dict | None:
     """The exact minimum-total subtree of an endgame when it beats the heuristic one, else None."""
     b = engine.branching(e.S)
     value, probe = engine.solve(e.S, e.depth, e.cost, e.history, b, threaded=False)
-    if probe < 0 or value >= e.cost:  # nothing below the heuristic total (a set the scan solves may return
+    if probe < 0 or value >= e.cost:  # nothing below the heuristic cost (a set the scan solves may return
         return None  # its exact value even at the cut-off): that subtree is optimal already
     return engine.extract(e.S, e.depth, int(value), e.history, b)
 
@@ -94,11 +97,12 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
 
 
-def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, max_depth: int | None = None,
+def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, costs: Costs | None = None,
                   budget: float | None = None, threads: int | None = None, progress: bool = True) -> tuple[dict, dict]:
-    """The tree with every largest subtree over at most `below` secrets made optimal for the minimum total
-    (with `consistent_only`, among consistent questions only; with `max_depth`, among subtrees that find
-    every secret within that many questions from the root), and a record of what changed.
+    """The tree with every largest subtree over at most `below` secrets made optimal for `costs` (default the
+    least total; objectives.total(D) keeps every secret within D questions, objectives.at_last_level(D) puts
+    the fewest at question D), among consistent questions only with `consistent_only`, and a record of what
+    changed.
 
     The endgames are solved largest first on threads (the search releases the GIL), each with its own
     transposition table and the heuristic subtree's total as the cut-off; Ctrl-C stops them all. After
@@ -107,9 +111,11 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     from tqdm import tqdm
 
     start = time.perf_counter()
-    games = sorted(endgames(gt, root, below), key=lambda e: -len(e.S))
+    costs = costs or objectives.total()
+    cost = costs.array(gt.size)
+    games = sorted(endgames(gt, root, below, cost), key=lambda e: -len(e.S))
     threads = max(1, min(threads or os.cpu_count() or 1, len(games)))
-    spec = Spec(gt.game, objectives.total(max_depth), consistent_only, tt_bits_for(gt.size))
+    spec = Spec(gt.game, costs, consistent_only, tt_bits_for(gt.size))
     engines: queue.SimpleQueue[Engine] = queue.SimpleQueue()
     everyone = [Engine(gt, spec) for _ in range(threads)]
     for engine in everyone:
@@ -161,6 +167,6 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     tree = root
     for i, subtree in better.items():
         tree = graft(tree, games[i].path, subtree)
-    saved = sum(games[i].cost - subtree_total(gt, subtree, games[i].S, games[i].depth) for i, subtree in better.items())
-    return tree, {"below": below, "max_depth": max_depth, "subtrees": len(games), "improved": len(better),
-                  "unfinished": unfinished, "questions_saved": saved, "seconds": round(time.perf_counter() - start, 1)}
+    saved = sum(games[i].cost - subtree_cost(gt, subtree, games[i].S, games[i].depth, cost) for i, subtree in better.items())
+    return tree, {"below": below, "objective": costs.name, "subtrees": len(games), "improved": len(better),
+                  "unfinished": unfinished, "saved": saved, "seconds": round(time.perf_counter() - start, 1)}
