@@ -60,12 +60,12 @@ def subtree_cost(gt: GameTable, node: dict, S: np.ndarray, d: int, cost: np.ndar
 
 
 def endgames(gt: GameTable, root: dict, below: int, cost: np.ndarray) -> list[Endgame]:
-    """The largest subtrees over at most `below` secrets (and more than two: smaller sets are solved by any
-    sensible rule), each with its secrets, depth, questions so far and heuristic cost."""
+    """The largest subtrees over at most `below` secrets (and at least two), each with its secrets, depth,
+    questions so far and heuristic cost."""
     out: list[Endgame] = []
 
     def walk(node: dict, S: np.ndarray, d: int, history: list[int], path: tuple[str, ...]) -> None:
-        if len(S) <= 2:
+        if len(S) <= 1:
             return
         if len(S) <= below:
             out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, subtree_cost(gt, node, S, d, cost)))
@@ -82,7 +82,7 @@ def endgames(gt: GameTable, root: dict, below: int, cost: np.ndarray) -> list[En
 
 
 def solve_endgame(engine: Engine, e: Endgame) -> dict | None:
-    """The exact minimum-total subtree of an endgame when it beats the heuristic one, else None."""
+    """The engine's optimal subtree of an endgame when it beats the heuristic one, else None."""
     b = engine.branching(e.S)
     value, probe = engine.solve(e.S, e.depth, e.cost, e.history, b, threaded=False)
     if probe < 0 or value >= e.cost:  # nothing below the heuristic cost (a set the scan solves may return
@@ -105,7 +105,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     changed.
 
     The endgames are solved largest first on threads (the search releases the GIL), each with its own
-    transposition table and the heuristic subtree's total as the cut-off; Ctrl-C stops them all. After
+    transposition table and the heuristic subtree's cost as the cut-off; Ctrl-C stops them all. After
     `budget` seconds the searches still running stop and the rest are skipped: their subtrees stay as they
     were, and the record counts them as unfinished."""
     from tqdm import tqdm
