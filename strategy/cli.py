@@ -217,7 +217,12 @@ def cmd_improve(args: argparse.Namespace) -> int:
     costs = (objectives.total(before.worst) if args.objective == "total" else objectives.at_last_level(before.worst))
     root, stats, record = _exact_endgame(game_table(doc.game), doc.root, args, consistent_only, costs)
     record["total_before"] = before.total
-    out = TreeDoc(doc.game, root, doc.objective, {**doc.generator, "exact_endgame": record}, stats.to_json())
+    objective, generator = doc.objective, {**doc.generator, "exact_endgame": record}
+    if record["improved"] and objective not in ("heuristic", "partial"):  # what its proof says of it may not hold
+        objective, generator["improved_from"] = "heuristic", objective  # now (its bound on the game still does)
+        for claim in ("proven", "proven_optimal"):
+            generator.pop(claim, None)
+    out = TreeDoc(doc.game, root, objective, generator, stats.to_json())
     save(out, args.output)
     if args.json:
         _print_json({"tree": args.tree, "game": doc.game.spec, "output": args.output, "before": stats_json(before),

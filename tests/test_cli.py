@@ -70,6 +70,20 @@ def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_pa
     assert doc["stats"]["total"] == 5660 and doc["generator"]["consistent_only"] is True  # the consistent optimum
     r = run_cli("improve", str(TREES / "mastermind-4x6-total.json"), "--exact-below", "100", "--json", "-o", str(kept))
     assert r.returncode == 0 and orjson.loads(r.stdout)["stats"]["total"] == 5625
+    doc = orjson.loads(kept.read_bytes())
+    assert doc["objective"] == "total" and doc["generator"]["proven"]["total"] == 5625  # unchanged: still proven
+
+
+def test_improve_drops_the_claims_a_changed_tree_no_longer_proves(tmp_path):
+    """The strongest race tree of bulls 3 of 10 is not a least-total tree: made one below 720 secrets, its
+    proof of the race no longer holds, so the file says heuristic, names what it came from, and claims nothing."""
+    out = tmp_path / "t.json"
+    r = run_cli("improve", str(TREES / "race-bulls-3x10-strongest.json"), "--exact-below", "720", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = orjson.loads(out.read_bytes())
+    assert doc["stats"]["total"] < doc["generator"]["exact_endgame"]["total_before"]
+    assert doc["objective"] == "heuristic" and doc["generator"]["improved_from"] == "win-tie"
+    assert "proven" not in doc["generator"] and "proven_optimal" not in doc["generator"]
 
 
 def test_build_is_deterministic_and_writes_stdout(tmp_path):
