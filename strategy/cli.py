@@ -207,15 +207,18 @@ def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bo
 def cmd_improve(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
     from .io.report import stats_json, summary_line
-    from .io.tree import TreeDoc, save
+    from .io.tree import TreeDoc, load, save
+    from .io.verify import verify
     from .search import objectives
 
     _needs_output_for_json(args)
     check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
-    doc, before = _load_checked(args.tree)
+    doc = load(args.tree)
+    gt = game_table(doc.game)  # before the walk: a game too large for the exact engine says so at once
+    before = verify(doc)
     consistent_only = bool(doc.generator.get("consistent_only"))  # a consistent-only tree stays one
     costs = (objectives.total(before.worst) if args.objective == "total" else objectives.at_last_level(before.worst))
-    root, stats, record = _exact_endgame(game_table(doc.game), doc.root, args, consistent_only, costs)
+    root, stats, record = _exact_endgame(gt, doc.root, args, consistent_only, costs)
     record["total_before"] = before.total
     objective, generator = doc.objective, {**doc.generator, "exact_endgame": record}
     if record["improved"] and objective not in ("heuristic", "partial"):  # what its proof says of it may not hold

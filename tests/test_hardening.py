@@ -73,6 +73,12 @@ def test_a_tiny_file_naming_a_huge_game_is_refused_at_once(tmp_path, game, comma
     assert time.perf_counter() - start < 20
 
 
+def test_improve_refuses_a_game_too_large_for_its_table_before_walking_the_tree(tmp_path):
+    """A tree of Mastermind 6x9 (531441 codes) is one a greedy rule can make but the exact engine cannot improve."""
+    path = tree_file(tmp_path, {"name": "mastermind", "length": 6, "symbols": 9})
+    one_line(capped("improve", path, "--exact-below", "10", "-o", str(tmp_path / "x.json")), expect="282.4 GB")
+
+
 @pytest.mark.parametrize("spec", ["mastermind:9x9", "bulls:10x36", "mastermind:64x36"])
 def test_huge_games_by_spec(spec):
     one_line(capped("play", "--defence", "--game", spec, memory=800), expect="codes")
