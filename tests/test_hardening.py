@@ -75,7 +75,7 @@ def test_a_tiny_file_naming_a_huge_game_is_refused_at_once(tmp_path, game, comma
 
 def test_improve_refuses_a_game_too_large_for_its_table_before_walking_the_tree(tmp_path):
     """A tree of Mastermind 6x9 (531441 codes) is one a greedy rule can make but the exact engine cannot improve."""
-    path = tree_file(tmp_path, {"name": "mastermind", "length": 6, "symbols": 9})
+    path = tree_file(tmp_path, {"name": "mastermind", "length": 6, "symbols": 9}, tree={"guess": "012345"})
     one_line(capped("improve", path, "--exact-below", "10", "-o", str(tmp_path / "x.json")), expect="282.4 GB")
 
 
