@@ -162,6 +162,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
+    if args.budget is not None and not args.exact_below:
+        raise CommandError("--budget applies to --exact-below only")
     check_output(args.output if args.output != "-" else None, "tree file")
     first_code = game.parse_code(args.first) if args.first else None
     if not compiled(greedy, "build_steps"):
@@ -651,6 +653,14 @@ def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--game", required=required, metavar="SPEC", help=GAME_HELP)
 
 
+def _add_endgame_options(p: argparse.ArgumentParser, what: str, required: bool = False) -> None:
+    """--exact-below N and its --budget, for build and improve."""
+    p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N", required=required,
+                   help=f"{what} (the exact engine; games up to 50,000 codes)")
+    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
+                   help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="strategy", description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--version", action="version", version=f"strategy {__version__}")
@@ -670,11 +680,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--first", metavar="CODE", help="first question (default: the lowest code)")
     p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"), default=0, help="seed for random-consistent (default 0)")
-    p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N",
-                   help="then make every largest subtree over at most N secrets a proven minimum-total one "
-                        "(the exact engine; games up to 50,000 codes)")
-    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
-                   help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
+    _add_endgame_options(p, "then make every largest subtree over at most N secrets a proven minimum-total one")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
@@ -787,10 +793,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("tree", metavar="TREE", help=TREE_HELP)
     p.add_argument("--objective", default="total", choices=["total", "worst-then-fewest"],
                    help="total: the least total; worst-then-fewest: the fewest secrets at the tree's worst depth")
-    p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N", required=True,
-                   help="the largest sets solved exactly (games up to 50,000 codes)")
-    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
-                   help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
+    _add_endgame_options(p, "the largest sets solved exactly", required=True)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)

@@ -167,6 +167,7 @@ def test_numbers_and_words_out_of_range(args, expect):
     (["solve", "--game", "bulls:3x6", "--objective", "worst", "--max-depth", "4"], "total and within objectives only"),
     (["solve", "--game", "bulls:3x6", "--json"], "--json prints the report on standard output"),
     (["compare", "-", "-"], "only one of the two trees"),
+    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--budget", "5"], "--budget applies to --exact-below"),
 ])
 def test_conflicting_options_are_refused(args, expect):
     one_line(capped(*args), expect=expect)
