@@ -34,7 +34,7 @@ WARM_UP_GAME = "bulls:3x8"  # the first run after install compiles on this game 
 MAX_DEPTH_OPTION = 999  # the engine's depth bounds (1000 means none)
 MAX_SEED = 2**63 - 1
 MAX_GAMES = 10_000_000
-MAX_EXACT_BELOW = 50_000  # feedback_table.MAX_TABLE_CODES (not imported: it would load numba into every command)
+MAX_EXACT_BELOW = 50_000  # feedback_table.MAX_TABLE_CODES, checked by the tests (importing it would load numba everywhere)
 
 
 class CommandError(Exception):
@@ -179,8 +179,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.strategy == "random-consistent":
         generator["seed"] = args.seed
     if gt is not None:
-        generator["heuristic_total"] = stats.total
-        root, stats, generator["exact_endgame"] = _exact_endgame(gt, root, args, args.consistent_only)
+        root, stats, generator["exact_endgame"] = _exact_endgame(gt, root, stats, args, args.consistent_only)
     doc = TreeDoc(game, root, "heuristic", generator, stats.to_json())
     save(doc, args.output)
     if args.json:
@@ -190,9 +189,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bool, costs=None):
+def _exact_endgame(gt, root: dict, before, args: argparse.Namespace, consistent_only: bool, costs=None):
     """The tree with exact endgames below --exact-below secrets (for `costs`: the least total by default), its
-    measured stats and the record of the change."""
+    measured stats and the record of the change (with the total `before` them)."""
     from .engine import compiled, exact
     from .io.verify import measure
     from .search.endgame import exact_endgame
@@ -203,7 +202,7 @@ def _exact_endgame(gt, root: dict, args: argparse.Namespace, consistent_only: bo
         with _compiling("the search engine", show):
             warm_up(WARM_UP_GAME)
     root, record = exact_endgame(gt, root, args.exact_below, consistent_only, costs, args.budget, progress=show)
-    return root, measure(gt.game, root)[0], record
+    return root, measure(gt.game, root)[0], {**record, "total_before": before.total}
 
 
 def cmd_improve(args: argparse.Namespace) -> int:
@@ -220,8 +219,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
     before = verify(doc)
     consistent_only = bool(doc.generator.get("consistent_only"))  # a consistent-only tree stays one
     costs = (objectives.total(before.worst) if args.objective == "total" else objectives.at_last_level(before.worst))
-    root, stats, record = _exact_endgame(gt, doc.root, args, consistent_only, costs)
-    record["total_before"] = before.total
+    root, stats, record = _exact_endgame(gt, doc.root, before, args, consistent_only, costs)
     objective, generator = doc.objective, {**doc.generator, "exact_endgame": record}
     if record["improved"] and objective not in ("heuristic", "partial"):  # what its proof says of it may not hold
         objective, generator["improved_from"] = "heuristic", objective  # now (its bound on the game still does)
@@ -656,7 +654,7 @@ def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
 def _add_endgame_options(p: argparse.ArgumentParser, what: str, required: bool = False) -> None:
     """--exact-below N and its --budget, for build and improve."""
     p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), metavar="N", required=required,
-                   help=f"{what} (the exact engine; games up to 50,000 codes)")
+                   help=f"{what} (the exact engine; games up to {MAX_EXACT_BELOW:,} codes)")
     p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
                    help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
 

@@ -206,7 +206,8 @@ def test_threads_build_the_same_subtree_after_a_question():
 
 from strategy.io.verify import impossible_question  # noqa: E402
 from strategy.search import objectives  # noqa: E402
-from strategy.search.endgame import endgames, exact_endgame, subtree_cost  # noqa: E402
+from strategy.search.endgame import endgames, exact_endgame  # noqa: E402
+from strategy.search.solve import tree_cost  # noqa: E402
 from strategy.search.worker import Engine, Spec  # noqa: E402
 
 
@@ -238,13 +239,13 @@ def test_every_endgame_becomes_optimal_and_the_rest_stays(spec, strategy, below,
     tree, record = exact_endgame(gt, greedy, below, consistent_only, threads=2, progress=False)
     before, after = verify(TreeDoc(gt.game, greedy)), verify(TreeDoc(gt.game, tree))
     assert after.total == before.total - record["saved"] <= before.total
-    cost = objectives.total().array(gt.size)
-    old, new = endgames(gt, greedy, below, cost), endgames(gt, tree, below, cost)
+    costs = objectives.total()
+    old, new = endgames(gt, greedy, below, costs), endgames(gt, tree, below, costs)
     assert [(e.path, e.S.tolist()) for e in old] == [(e.path, e.S.tolist()) for e in new]
     engine = Engine(gt, Spec(gt.game, objectives.total(), consistent_only, 16))
     for e in new:
         exact_value = engine.value(e.S, e.depth, e.history, engine.branching(e.S))
-        assert subtree_cost(gt, e.subtree, e.S, e.depth, cost) == exact_value
+        assert tree_cost(gt, e.subtree, costs, e.S, e.depth) == exact_value
     assert not consistent_only or impossible_question(gt.game, tree) is None
 
 
@@ -269,7 +270,6 @@ def test_fewest_at_the_last_depth_endgames_keep_the_depth_and_put_fewer_there(bu
     at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower
     assert at_worst == before.depth_counts[-1] - record["saved"] < before.depth_counts[-1]
     engine = Engine(bulls4, Spec(bulls4.game, costs, False, 16))
-    cost = costs.array(bulls4.size)
-    for e in endgames(bulls4, tree, 400, cost)[:40]:
-        assert subtree_cost(bulls4, e.subtree, e.S, e.depth, cost) == engine.value(
+    for e in endgames(bulls4, tree, 400, costs)[:40]:
+        assert tree_cost(bulls4, e.subtree, costs, e.S, e.depth) == engine.value(
             e.S, e.depth, e.history, engine.branching(e.S))

@@ -19,9 +19,8 @@ import numpy as np
 
 from ..engine import exact
 from ..feedback_table import GameTable, split
-from . import objectives
-from .objectives import Costs
-from .solve import tt_bits_for
+from .objectives import Costs, total
+from .solve import tree_cost, tt_bits_for
 from .worker import Engine, Spec, Stopped, tree_node
 
 
@@ -42,24 +41,10 @@ class Endgame:
 
 def probe_of(gt: GameTable, node: dict) -> int:
     """The table index of the question a tree node asks."""
-    return gt.index(tuple(gt.game.parse_code(node["guess"])))
+    return gt.index(gt.game.parse_code(node["guess"]))
 
 
-def subtree_cost(gt: GameTable, node: dict, S: np.ndarray, d: int, cost: np.ndarray) -> int:
-    """What a subtree over the secrets S reached after d questions costs: cost[r] for each secret found at
-    question r from the root (r itself for the total)."""
-    members, starts = split(gt.table, S, probe_of(gt, node), len(gt.answers))
-    total = 0
-    for c in range(len(gt.answers)):
-        size = int(starts[c + 1] - starts[c])
-        if size and c == gt.win:
-            total += int(cost[d + 1])
-        elif size:
-            total += subtree_cost(gt, node["next"][gt.answer_str(c)], members[starts[c]:starts[c + 1]], d + 1, cost)
-    return total
-
-
-def endgames(gt: GameTable, root: dict, below: int, cost: np.ndarray) -> list[Endgame]:
+def endgames(gt: GameTable, root: dict, below: int, costs: Costs) -> list[Endgame]:
     """The largest subtrees over at most `below` secrets (and at least two), each with its secrets, depth,
     questions so far and heuristic cost."""
     out: list[Endgame] = []
@@ -68,7 +53,7 @@ def endgames(gt: GameTable, root: dict, below: int, cost: np.ndarray) -> list[En
         if len(S) <= 1:
             return
         if len(S) <= below:
-            out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, subtree_cost(gt, node, S, d, cost)))
+            out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, tree_cost(gt, node, costs, S, d)))
             return
         probe = probe_of(gt, node)
         members, starts = split(gt.table, S, probe, len(gt.answers))
@@ -81,13 +66,13 @@ def endgames(gt: GameTable, root: dict, below: int, cost: np.ndarray) -> list[En
     return out
 
 
-def solve_endgame(engine: Engine, e: Endgame) -> dict | None:
-    """The engine's optimal subtree of an endgame when it beats the heuristic one, else None."""
+def solve_endgame(engine: Engine, e: Endgame) -> tuple[int, dict] | None:
+    """The engine's optimal subtree of an endgame with its cost when it beats the heuristic one, else None."""
     b = engine.branching(e.S)
     value, probe = engine.solve(e.S, e.depth, e.cost, e.history, b, threaded=False)
     if probe < 0 or value >= e.cost:  # nothing below the heuristic cost (a set the scan solves may return
         return None  # its exact value even at the cut-off): that subtree is optimal already
-    return engine.extract(e.S, e.depth, int(value), e.history, b)
+    return int(value), engine.extract(e.S, e.depth, int(value), e.history, b)
 
 
 def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
@@ -111,9 +96,8 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     from tqdm import tqdm
 
     start = time.perf_counter()
-    costs = costs or objectives.total()
-    cost = costs.array(gt.size)
-    games = sorted(endgames(gt, root, below, cost), key=lambda e: -len(e.S))
+    costs = costs or total()
+    games = sorted(endgames(gt, root, below, costs), key=lambda e: -len(e.S))
     threads = max(1, min(threads or os.cpu_count() or 1, len(games)))
     spec = Spec(gt.game, costs, consistent_only, tt_bits_for(gt.size))
     engines: queue.SimpleQueue[Engine] = queue.SimpleQueue()
@@ -126,7 +110,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
         for engine in everyone:  # each search returns within a node or two
             engine.control[exact.K_STOP] = 1
 
-    def run(e: Endgame) -> dict | None | object:
+    def run(e: Endgame) -> tuple[int, dict] | None | object:
         if out_of_time.is_set():
             return UNFINISHED
         engine = engines.get()
@@ -139,7 +123,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
 
     bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
                desc=f"exact below {below}", leave=False)
-    better: dict[int, dict] = {}
+    better: dict[int, tuple[int, dict]] = {}  # endgame -> (its new cost, its subtree)
     unfinished = 0
     executor = ThreadPoolExecutor(threads)
     try:
@@ -151,11 +135,11 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
             finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in finished:
                 i = pending.pop(future)
-                subtree = future.result()
-                if subtree is UNFINISHED:
+                solved = future.result()
+                if solved is UNFINISHED:
                     unfinished += 1
-                elif subtree is not None:
-                    better[i] = subtree
+                elif solved is not None:
+                    better[i] = solved
                 bar.update(len(games[i].S))
     except BaseException:
         stop_all()
@@ -165,8 +149,8 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
         bar.close()
     executor.shutdown()
     tree = root
-    for i, subtree in better.items():
+    for i, (_, subtree) in better.items():
         tree = graft(tree, games[i].path, subtree)
-    saved = sum(games[i].cost - subtree_cost(gt, subtree, games[i].S, games[i].depth, cost) for i, subtree in better.items())
+    saved = sum(games[i].cost - value for i, (value, _) in better.items())
     return tree, {"below": below, "objective": costs.name, "subtrees": len(games), "improved": len(better),
                   "unfinished": unfinished, "saved": saved, "seconds": round(time.perf_counter() - start, 1)}
