@@ -332,6 +332,67 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     assert orjson.loads(again.read_bytes())["generator"]["lower_bound"] < stats.total
 
 
+@pytest.mark.parametrize("pushes", [0, 20])
+def test_an_interrupted_solve_takes_the_cheaper_subtree_of_its_known_trees_at_every_node(monkeypatch, pushes):
+    """Two trees known beforehand that ask the same first question, each optimal under half of its answers
+    and greedy (minimax) under the others: the best tree found takes the optimal half of each, cheaper than
+    either (bulls 4 of 6, interrupted before the search started and after it had solved some of the parts
+    it splits itself, where the search's line leads)."""
+    from strategy.search.driver import Driver, Plan
+    from strategy.search.heuristics import build
+
+    spec = "bulls:4x6"
+    gt = game_table(parse_game(spec))
+    optimal, stats = solved(spec)
+    greedy = build(gt, "minimax", False, progress=False)
+    assert greedy["guess"] == optimal.tree["guess"]
+    answers = sorted(optimal.tree["next"])
+    halves = [{"guess": greedy["guess"],
+               "next": {a: (optimal.tree if i % 2 == half else greedy)["next"][a] for i, a in enumerate(answers)}}
+              for half in (0, 1)]
+    costs = [measure(gt.game, t)[0].total for t in halves]
+    assert min(costs) > stats.total
+    calls = []
+
+    def interrupted(self):
+        calls.append(1)
+        if len(calls) > pushes:
+            raise KeyboardInterrupt
+        return real_push(self)
+
+    real_push = Driver.push_cutoffs
+    monkeypatch.setattr(Driver, "push_cutoffs", interrupted)
+    with pytest.raises(KeyboardInterrupt) as info:
+        solve_game(gt, "total", progress=False, incumbents=halves, plan=Plan(min_size=10))
+    assert measure(gt.game, info.value.partial.tree)[0].total == stats.total
+
+
+def test_merged_trees_cost_what_their_walk_says_and_respect_a_depth_bound():
+    """`merged_tree` prices a tree as walking every secret does, and a depth bound rules out a tree that
+    needs more questions (Mastermind 4x6: its optimal tree needs 6 questions, the minimax tree 5)."""
+    import numpy as np
+
+    from strategy.engine.exact import INF
+    from strategy.search import objectives
+    from strategy.search.heuristics import build
+    from strategy.search.solve import merged_tree
+
+    spec = "mastermind:4x6"
+    gt = game_table(parse_game(spec))
+    optimal, stats = solved(spec)
+    greedy = build(gt, "minimax", False, progress=False)
+    S = np.arange(gt.size, dtype=np.int32)
+    shallow = measure(gt.game, greedy)[0]
+    assert shallow.worst < stats.worst
+    assert merged_tree(gt, objectives.total().array(gt.size), S, 0, [greedy])[0] == shallow.total
+    assert merged_tree(gt, objectives.total().array(gt.size), S, 0, [greedy, optimal.tree])[0] == stats.total
+    within = objectives.total(stats.worst - 1).array(gt.size)
+    assert merged_tree(gt, within, S, 0, [optimal.tree])[0] == INF
+    value, tree = merged_tree(gt, within, S, 0, [optimal.tree, greedy])
+    assert stats.total < value == measure(gt.game, tree)[0].total <= shallow.total
+    assert measure(gt.game, tree)[0].worst < stats.worst
+
+
 def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes(tmp_path):
     """The minimum-total tree of bulls 4 of 10 without a leading zero asks codes that cannot be the
     secret: it bounds the unrestricted search, not the consistent-only one."""

@@ -21,7 +21,7 @@ import orjson
 
 from ..engine import exact
 from ..engine.exact import INF
-from ..feedback_table import GameTable
+from ..feedback_table import GameTable, split
 from ..io.files import FileError, quote
 from ..rules import Game, GameError
 from . import objectives
@@ -230,15 +230,14 @@ class Session:
             return None
         stage = d.spec.costs.name
         lb = max(d.lower_bound(), self.known_bound(stage))
-        tree = best_tree(d.root, d.engine)
-        if d.root.tree is None:
-            # early on, a greedy tree of the whole game may still be the better one; in a later stage of a
-            # staged objective, the previous stage's tree keeps within the depth this stage must respect; a
-            # tree known beforehand (an earlier run's, the consistent-only optimum) can be better than all
-            searched = d.root.probes is not None and bool(d.root.launched)  # else `tree` is the greedy one
-            greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d) if searched else None
-            candidates = [t for t in (tree, greedy, self.last_tree, *self.incumbents) if t is not None]
-            tree = min(candidates, key=lambda t: tree_cost(self.gt, t, d.spec.costs))  # ties keep the searched tree
+        # in a later stage of a staged objective, the previous stage's tree keeps within the depth this stage
+        # must respect; a tree known beforehand (an earlier run's, the consistent-only optimum) can be better
+        # than the search's line at any node, and its subtrees are taken where they are
+        tree = best_tree(d.root, d.engine, [t for t in (self.last_tree, *self.incumbents) if t is not None])
+        if d.root.tree is None and d.root.probes is not None and d.root.launched:
+            # early on, a greedy tree of the whole game may still be the better one
+            greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d)
+            tree = merged_tree(self.gt, d.engine.cost, d.root.S, 0, [tree, greedy])[1]  # ties keep the search's
         return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
 
     def close(self) -> None:
@@ -276,18 +275,52 @@ def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) 
     return min(trees, key=lambda t: tree_cost(engine.gt, t, engine.spec.costs, S, d))
 
 
-def best_tree(node: SetNode, engine: Engine) -> dict:
-    """A complete tree for the node's set: optimal where solved, the best line searched so far, greedy elsewhere."""
+def best_tree(node: SetNode, engine: Engine, known: Sequence[dict] = ()) -> dict:
+    """A complete tree for the node's set: optimal where solved; elsewhere the best line searched so far
+    (greedy where there is none) or, node by node, the subtrees of `known` (complete trees known beforehand,
+    followed down to this node) where they are cheaper: the best tree found takes the best of each."""
     if node.tree is not None:
         return node.tree
+    gt, cost = engine.gt, engine.cost
     probe = None
     if node.probes is not None and node.launched:
         pos = node.incumbent_pos if node.incumbent_pos >= 0 else min(node.launched)
         probe = node.launched[pos]
     if probe is None or not probe.parts:
-        return cheapest_greedy(engine, node.S, node.history, node.d)
-    return tree_node(engine.gt.code_str(probe.probe),
-                     {answer: best_tree(part, engine) for answer, part in sorted(probe.answers.items())})
+        return merged_tree(gt, cost, node.S, node.d, [cheapest_greedy(engine, node.S, node.history, node.d), *known])[1]
+    guess = gt.code_str(probe.probe)
+    below = [t for t in known if t["guess"] == guess]
+    line = tree_node(guess, {answer: best_tree(part, engine, [t["next"][answer] for t in below])
+                             for answer, part in sorted(probe.answers.items())})
+    return merged_tree(gt, cost, node.S, node.d, [line, *(t for t in known if t["guess"] != guess)])[1]
+
+
+def merged_tree(gt: GameTable, cost: np.ndarray, S: np.ndarray, d: int, trees: Sequence[dict]) -> tuple[int, dict]:
+    """The cheapest tree for the secrets S reached after d questions whose every node is the node of one of
+    `trees` (complete trees for S) at the same place, with its cost: where several ask the same question,
+    each answer takes the cheapest of their subtrees. Ties go to the earlier tree."""
+    best: tuple[int, dict] = (int(INF), trees[0])
+    groups: dict[str, list[dict]] = {}
+    for t in trees:
+        groups.setdefault(t["guess"], []).append(t)
+    for guess, group in groups.items():
+        probe = gt.index(gt.game.read_code(guess))
+        members, starts = split(gt.table, S, probe, len(gt.answers))
+        value = int(cost[d + 1]) if starts[gt.win + 1] > starts[gt.win] else 0
+        children = {}
+        for c in range(len(gt.answers)):
+            if c == gt.win or starts[c + 1] == starts[c]:
+                continue
+            answer = gt.answer_str(c)
+            subtrees = [t["next"][answer] for t in group if answer in t.get("next", {})]
+            if not subtrees:  # not a tree for S: some secret is never found
+                value = int(INF)
+                break
+            child_value, children[answer] = merged_tree(gt, cost, members[starts[c]:starts[c + 1]], d + 1, subtrees)
+            value = min(int(INF), value + child_value)
+        if value < best[0]:
+            best = (value, tree_node(guess, children))
+    return best
 
 
 def min_depth_bound(gt: GameTable) -> int:

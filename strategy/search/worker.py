@@ -49,7 +49,7 @@ class Engine:
         game = gt.game
         self.perms = position_perms(game.length, not game.leading_zero)
         self.all_probes = np.arange(gt.size, dtype=np.int32)
-        cost = spec.costs.array(gt.size)
+        self.cost = cost = spec.costs.array(gt.size)  # what a secret found at question r costs
         shift = bool(np.all(cost[1:] == np.arange(1, len(cost))))
         self.params = np.array([len(gt.answers), gt.win, game.symbols, int(not game.leading_zero),
                                 int(spec.consistent_only), int(shift)], dtype=np.int64)
