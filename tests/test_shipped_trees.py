@@ -179,6 +179,24 @@ def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
         tool.parse_args(["--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])
 
 
+def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, tmp_path):
+    """--incumbent FILE goes to the solves of its file's game (not to consistent-only ones, which it could not
+    bound); a file that is not a tree stops the tool with one line before any solve."""
+    path = TREES / "mastermind-4x6-total.json"
+    given = tool.given_trees([str(path)])
+    assert given == {"mastermind:4x6": [path.resolve()]}
+    options = tool.incumbents("mastermind-4x6-worst", ["--game", "mastermind:4x6", "--objective", "worst"], given)
+    assert options[-2:] == ["--incumbent", str(path.resolve())]
+    assert str(path.resolve()) not in tool.incumbents("mastermind-4x6-consistent-total",
+                                                      ["--game", "mastermind:4x6", "--consistent-only"], given)
+    assert str(path.resolve()) not in tool.incumbents("bulls-5x9-total", ["--game", "bulls:5x9"], given)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    for wrong in (bad, tmp_path / "missing.json"):
+        with pytest.raises(SystemExit, match=r"^--incumbent: [^\n]*$"):
+            tool.given_trees([str(wrong)])
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_path, monkeypatch):
     """A frontier solve that stops on an error it survives (here its log on /dev/full; a lost Dask scheduler

@@ -1,7 +1,7 @@
 """Regenerate every tree shipped in trees/ with the exact engine (the one script that does it).
 
 Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS]
-                                      [--jobs N | --scheduler tcp://HOST:PORT]
+                                      [--jobs N | --scheduler tcp://HOST:PORT] [--incumbent FILE ...]
        python tools/regenerate_trees.py --frontier --table
        python tools/regenerate_trees.py --frontier --improve N [NAME ...]
 
@@ -15,8 +15,10 @@ trees/progress/GAME.db.xz, and comes back from there, with the time spent on it,
 the best complete tree found, with its proven lower bound and the time spent on the store, is verified and
 shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped; --scheduler
 runs every solve on a Dask cluster instead of local processes (the open games need one). Every solve
-is given the shipped trees of its game, best found included (--incumbent), so neither the best tree found
-nor the proven bound gets worse from one run to the next, even on a machine without the stores. At the end
+is given the shipped trees of its game, best found included (as `strategy solve --incumbent`), so neither the
+best tree found nor the proven bound gets worse from one run to the next, even on a machine without the
+stores; --incumbent FILE gives the solves of that file's game one more tree (say, a greedy tree with exact
+endgames from `strategy build --exact-below`): the best tree found takes, node by node, the cheapest of them. At the end
 the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
 projected time on a cluster) and the README's tables are regenerated from the shipped trees; --table does
 only that. --improve N, instead of solving, makes every subtree over at most N secrets of the best trees
@@ -49,8 +51,9 @@ from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
 from simulate_scaling import DISPATCH, makespan  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
-from strategy.io.files import write_atomic  # noqa: E402
+from strategy.io.files import FileError, write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
+from strategy.rules import GameError  # noqa: E402
 from strategy.search.store import compact  # noqa: E402
 
 STORES = ROOT / "stores"
@@ -110,15 +113,31 @@ def best_found_path(name: str) -> Path:
     return ROOT / "trees" / f"{name.removesuffix('-total')}-best-found.json.gz"
 
 
-def incumbents(name: str, args: list[str]) -> list[str]:
-    """The trees of the same game, proven or best found by an interrupted solve (its own included), as
-    --incumbent options: an interrupted solve's best tree found is never worse than them (a consistent-only
-    solve is bounded only by consistent-only trees), and it keeps every proven bound that holds for it."""
-    stem = args[args.index("--game") + 1].replace(":", "-")
-    kinds = ["consistent-total"] if "--consistent-only" in args else list(FRONTIER_OBJECTIVES)
+def incumbents(name: str, args: list[str], given: dict[str, list[Path]] | None = None) -> list[str]:
+    """The trees of the same game, proven or best found by an interrupted solve (its own included), and those
+    `given` for its game (not to a consistent-only solve), as --incumbent options: an interrupted solve's best
+    tree found is never worse than any of them, node by node (a consistent-only solve is bounded only by
+    consistent-only trees), and it keeps every proven bound that holds for it."""
+    game = args[args.index("--game") + 1]
+    stem = game.replace(":", "-")
+    consistent = "--consistent-only" in args
+    kinds = ["consistent-total"] if consistent else list(FRONTIER_OBJECTIVES)
     paths = [shipped_path(f"{stem}-{kind}") for kind in kinds if f"{stem}-{kind}" != name]
     paths += [best_found_path(f"{stem}-{kind}") for kind in kinds]
+    paths += [] if consistent else (given or {}).get(game, [])
     return [option for path in paths if path and path.exists() for option in ("--incumbent", str(path))]
+
+
+def given_trees(files: list[str]) -> dict[str, list[Path]]:
+    """The tree files given with --incumbent, by the game they are for (a file that is not a tree: one line)."""
+    out: dict[str, list[Path]] = {}
+    for file in files:
+        try:
+            doc = tree_io.load(file)
+        except (tree_io.TreeError, FileError, GameError) as e:
+            raise SystemExit(f"--incumbent: {e}") from None
+        out.setdefault(doc.game.spec, []).append(Path(file).resolve())
+    return out
 
 
 def store_path(args: list[str]) -> Path | None:
@@ -196,8 +215,10 @@ def improve(name: str, below: int, budget: float | None) -> None:
         part.unlink(missing_ok=True)
 
 
-def solve(name: str, args: list[str], where: list[str], budget: float | None) -> bool:
-    """Run one solve; an interrupted one ships its best tree found and its store. True when Ctrl-C stopped it."""
+def solve(name: str, args: list[str], where: list[str], budget: float | None,
+          given: dict[str, list[Path]] | None = None) -> bool:
+    """Run one solve (also given the trees `given` for its game); an interrupted one ships its best tree found
+    and its store. True when Ctrl-C stopped it."""
     STORES.mkdir(exist_ok=True)
     PARTIAL.mkdir(parents=True, exist_ok=True)
     store = store_path(args)
@@ -211,7 +232,7 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None) ->
     start = time.perf_counter()
     wall_start = time.time()
     command = [sys.executable, "-m", "strategy", "solve", *args, *where, "--quiet", "-o", str(out),
-               "--partial", str(PARTIAL / f"{name}.json.gz"), *incumbents(name, args)]
+               "--partial", str(PARTIAL / f"{name}.json.gz"), *incumbents(name, args, given)]
     stopped = False
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
         try:
@@ -418,6 +439,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
     parser.add_argument("--improve", type=int, metavar="N",
                         help="instead of solving, give the best trees found exact endgames below N secrets")
+    parser.add_argument("--incumbent", action="append", default=[], metavar="FILE",
+                        help="a tree to give the solves of its game besides the shipped ones (e.g. one made by "
+                             "strategy build --exact-below); repeatable")
     args = parser.parse_args(argv)
     if args.budget is not None and args.budget <= 0:
         parser.error("--budget must be a positive number of seconds")
@@ -440,13 +464,14 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown tree {unknown[0]!r}; choose from {', '.join(table)}")
     where = placement(args)
+    given = given_trees(args.incumbent)
     stopped = False
     failed: SystemExit | None = None
     for name in [] if args.table else args.names or table:
         try:
             if args.improve is not None:
                 improve(name, args.improve, args.budget)
-            elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget):
+            elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget, given):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
         except SystemExit as e:  # a solve that failed: the tables still follow what it shipped
