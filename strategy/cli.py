@@ -34,6 +34,7 @@ WARM_UP_GAME = "bulls:3x8"  # the first run after install compiles on this game 
 MAX_DEPTH_OPTION = 999  # the engine's depth bounds (1000 means none)
 MAX_SEED = 2**63 - 1
 MAX_GAMES = 10_000_000
+MAX_LOOKAHEAD = 12  # levels of lookahead of `bound` (each costs far more than the one before)
 MAX_EXACT_BELOW = 50_000  # feedback_table.MAX_TABLE_CODES, checked by the tests (importing it would load numba everywhere)
 
 
@@ -233,6 +234,49 @@ def cmd_improve(args: argparse.Namespace) -> int:
     else:
         _log(f"{doc.game.spec}: total {before.total} -> {stats.total}; {summary_line(stats)}")
     return 0
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    from .engine import compiled, exact
+    from .feedback_table import game_table
+    from .search import objectives
+    from .search.lookahead import lookahead_bound
+
+    game = parse_game(args.game)
+    gt = game_table(game)  # a game too large for the exact engine's table says so here
+    costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
+    show = not args.quiet and not args.json
+    if not compiled(exact, "probe_bounds"):
+        with _compiling("the bound kernels", show):
+            lookahead_bound(game_table(parse_game(WARM_UP_GAME)), objectives.total(), 2)
+    bar = tqdm(unit="node", delay=0.5, disable=not show, desc=f"{args.levels} levels", leave=False)
+    start = time.perf_counter()
+    try:
+        value = lookahead_bound(gt, costs, args.levels, args.consistent_only, on_node=bar.update)
+    finally:
+        bar.close()
+    seconds = round(time.perf_counter() - start, 1)
+    feasible = bool(value < exact.INF)
+    probes = ", consistent probes" if args.consistent_only else ""
+    if args.json:
+        _print_json({"game": game.spec, "objective": costs.name, "consistent_only": args.consistent_only,
+                     "levels": args.levels, "feasible": feasible, "lower_bound": int(value) if feasible else None,
+                     "average": round(value / gt.size, 4) if feasible and not args.fewest_at else None,
+                     "seconds": seconds})
+    elif not feasible:
+        print(f"{game.spec}{probes}: no tree finds every secret within {args.fewest_at or args.max_depth} questions "
+              f"(proven by {args.levels} levels of lookahead, {seconds} s)")
+    elif args.fewest_at:
+        print(f"{game.spec}{probes}: within {args.fewest_at} questions, at least {value} secrets need all of them "
+              f"(proven by {args.levels} levels of lookahead, {seconds} s)")
+    else:
+        print(f"{game.spec} {costs.name}{probes}: at least {value} questions, average {value / gt.size:.4f} "
+              f"(proven by {args.levels} levels of lookahead, {seconds} s)")
+    return 0 if feasible else EXIT_IMPOSSIBLE
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -717,6 +761,24 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
+
+    p = command("bound", "a proven lower bound, with no search for a tree",
+                "Prove a lower bound of a game's optimum by looking a few levels ahead: at each of them every "
+                "question is considered (one per symmetry class), and beyond the last the sets left are bounded by "
+                "level filling. Seconds where the search needs hours on the open games; each level costs far more "
+                "than the one before.", cmd_bound)
+    _add_game(p)
+    depth = p.add_mutually_exclusive_group()
+    depth.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
+                       help="the least total of the trees that find every secret within D questions")
+    depth.add_argument("--fewest-at", type=int_in(1, MAX_DEPTH_OPTION, "--fewest-at"), metavar="D",
+                       help="the fewest secrets that need all D questions, in the trees within D questions "
+                            "(default: the least total)")
+    p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
+    p.add_argument("--levels", type=int_in(1, MAX_LOOKAHEAD, "--levels"), default=3, metavar="K",
+                   help=f"levels of lookahead, 1 to {MAX_LOOKAHEAD} (default 3)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON document")
 
     p = command("html", "a web page to explore and play a tree",
                 "Write one self-contained HTML page for a verified tree: play it (the page asks, you ask, a race) and "

@@ -1,0 +1,100 @@
+"""Lower bounds by lookahead: the recurrence of the exact search cut off after a few levels.
+
+value(S, d) = min over probes g of cost[d+1]·[g in S] + sum over non-winning answers f of value(S_f, d+1)
+
+With `levels` = 1, every value(S_f, d+1) is replaced by its level-fill bound (`exact.scan`: the bound
+by which the search orders its probes); with more levels, by the lookahead bound of S_f one level
+less deep. Every probe is considered (one per symmetry class of the node: equivalent probes split S
+alike), so the result is a proven lower bound, for any objective the engine proves (least total,
+within a depth, fewest at a depth; consistent probes only). It asks nothing of the store and finds
+no tree: far cheaper than the search, which must also refute every probe that does not beat the
+best tree, its bounds near the root of the open games are what the search reaches only after hours
+(bulls 5 of 9: 77630 by three levels in seconds, against 73673 after 10 worker-hours).
+
+Probes are taken by increasing level-fill bound; one stops counting as soon as its parts reach the
+best probe so far (or the caller's cut-off `beta`: fail-soft, as in the search), and the probes
+whose level-fill bound reaches it are never expanded.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..engine import exact
+from ..engine.exact import INF
+from ..feedback_table import GameTable, split
+from .objectives import Costs
+from .worker import Engine, Spec
+
+LOOKAHEAD_TT_BITS = 4  # the engine's transposition table is not used here
+
+
+class Lookahead:
+    """The lookahead bounds of one game and objective (one engine's symmetry caches and scratch arrays)."""
+
+    def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
+                 on_node: Callable[[], None] | None = None):
+        self.gt = gt
+        self.engine = Engine(gt, Spec(gt.game, costs, consistent_only, LOOKAHEAD_TT_BITS))
+        self.on_node = on_node
+        self.nodes = 0
+
+    def probes(self, S: np.ndarray, d: int, b: int, history: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """One probe per symmetry class of the node, their level-fill bounds (b for the parts), and the most
+        non-winning parts any probe makes of S (valid for every subset of S)."""
+        e, gt = self.engine, self.gt
+        probes, lb, _, _, b_here, _, _ = exact.probe_bounds(
+            gt.table, gt.codes, gt.masks, e.perms, e.all_probes, e.params, e.zs, e.classes, e.counters, S,
+            np.int64(d), np.int64(b), e.bounds, history, INF, np.int64(-1), e.scratch)
+        return probes, lb, int(b_here)
+
+    def bound(self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int = int(INF)) -> int:
+        """A lower bound of value(S, d) by `levels` levels of lookahead (b: the parent's branching); once it
+        reaches beta it may stop there (a value of at least beta)."""
+        n = len(S)
+        if n <= 2:
+            return int(exact.trivial(n, d, self.engine.bounds))
+        self.nodes += 1
+        if self.on_node is not None:
+            self.on_node()
+        probes, lb, b_here = self.probes(S, d, b, history)
+        base = int(lb.min()) if len(lb) else int(INF)
+        if levels <= 1 or base >= beta:
+            return base
+        gt = self.gt
+        n_classes = len(gt.answers)
+        pb = exact.part_bounds(n, b_here, d, self.engine.bounds)  # parts of S have at most b_here parts themselves
+        best = int(INF)
+        for i in np.argsort(lb, kind="stable"):
+            if lb[i] >= min(best, beta):  # this probe and every later one cannot do better
+                best = min(best, int(lb[i]))
+                break
+            g = probes[i]
+            members, starts = split(gt.table, S, g, n_classes)
+            sizes = starts[1:] - starts[:-1]
+            value = int(self.engine.cost[d + 1]) if sizes[gt.win] else 0
+            value += sum(int(pb[k]) for c, k in enumerate(sizes) if c != gt.win and k)
+            deeper = np.append(history, g).astype(history.dtype)
+            for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2), key=lambda c: -sizes[c]):
+                if value >= min(best, beta):
+                    break
+                k = int(sizes[c])
+                part = members[starts[c]:starts[c + 1]]
+                value += self.bound(part, d + 1, b_here, deeper, levels - 1, min(best, beta) - value + int(pb[k]))
+                value -= int(pb[k])
+            best = min(best, value)
+        return max(best, base)
+
+    def game_bound(self, levels: int) -> int:
+        """The lookahead bound of the whole game."""
+        gt = self.gt
+        return self.bound(np.arange(gt.size, dtype=np.int32), 0, len(gt.answers) - 1, np.empty(0, dtype=np.int32),
+                          levels)
+
+
+def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
+                    on_node: Callable[[], None] | None = None) -> int:
+    """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
+    meets the objective's depth bound)."""
+    return Lookahead(gt, costs, consistent_only, on_node).game_bound(levels)

@@ -1,0 +1,76 @@
+"""Lower bounds by lookahead (strategy bound): never above the optimum the search proves, never lower with
+more levels, and equal to it once the levels reach the bottom of the small games."""
+from __future__ import annotations
+
+import functools
+
+import orjson
+import pytest
+
+from strategy.feedback_table import game_table
+from strategy.rules import parse_game
+from strategy.search import objectives
+from strategy.search.lookahead import lookahead_bound
+from strategy.search.solve import solve_game
+
+from .conftest import run_cli
+
+SMALL = ["bulls:3x5", "mastermind:3x4", "bulls:3x6", "mastermind:4x4", "bulls:4x6", "mastermind:3x5"]
+
+
+@functools.lru_cache(maxsize=None)
+def optima(spec: str) -> dict[str, tuple]:
+    """The exact values of every objective the bound takes, as the search proves them, with its costs."""
+    gt = game_table(parse_game(spec))
+    fewest = solve_game(gt, "worst-then-fewest", progress=False).proven
+    worst = fewest["worst"]
+    return {
+        "total": (objectives.total(), False, solve_game(gt, "total", progress=False).proven["total"]),
+        "within": (objectives.total(worst), False, solve_game(gt, "total", max_depth=worst, progress=False).proven["total"]),
+        "fewest": (objectives.at_last_level(worst), False, fewest["fewest_at_worst"]),
+        "consistent": (objectives.total(), True,
+                       solve_game(gt, "total", consistent_only=True, progress=False).proven["total"]),
+        "too-shallow": (objectives.total(worst - 1), False, None),
+    }
+
+
+@pytest.mark.parametrize("spec", SMALL)
+@pytest.mark.parametrize("objective", ["total", "within", "fewest", "consistent", "too-shallow"])
+def test_the_bound_climbs_to_the_proven_optimum(spec, objective):
+    """Level by level the bound never falls and never passes the optimum, and six levels reach it (no tree
+    within one question less than the least worst case: the bound says so, INF)."""
+    from strategy.engine.exact import INF
+
+    costs, consistent, value = optima(spec)[objective]
+    gt = game_table(parse_game(spec))
+    bounds = [lookahead_bound(gt, costs, levels, consistent) for levels in range(1, 7)]
+    assert bounds == sorted(bounds)
+    if value is None:
+        assert bounds[-1] == INF
+    else:
+        assert bounds[-1] == value
+        assert bounds[0] < value or objective == "fewest"
+
+
+def test_four_levels_prove_the_published_mastermind_optimum_and_the_cli_says_so():
+    """Mastermind 4x6: 5625 (Koyama & Lai 1993) is reached by four levels of lookahead, which with a tree of
+    that total proves it with no search; three levels give less."""
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    out = orjson.loads(r.stdout)
+    assert out["lower_bound"] == 5625 and out["average"] == round(5625 / 1296, 4) and out["feasible"]
+    assert out["objective"] == "total" and out["levels"] == 4
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "3", "--quiet")
+    assert r.returncode == 0 and r.stdout.startswith("mastermind:4x6 total: at least 5612 questions, average 4.3302")
+
+
+def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
+    r = run_cli("bound", "--game", "mastermind:4x6", "--max-depth", "4", "--quiet")
+    assert r.returncode == 1 and "no tree finds every secret within 4 questions" in r.stdout
+    r = run_cli("bound", "--game", "mastermind:4x6", "--fewest-at", "4", "--json")
+    assert r.returncode == 1 and orjson.loads(r.stdout)["lower_bound"] is None
+    for args in (["--levels", "0"], ["--levels", "13"], ["--max-depth", "5", "--fewest-at", "5"]):
+        r = run_cli("bound", "--game", "bulls:3x6", *args)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = run_cli("bound", "--game", "bulls:6x10")  # beyond the feedback table's limit
+    assert r.returncode == 2 and "feedback table" in r.stderr and len(r.stderr.strip().splitlines()) == 1
