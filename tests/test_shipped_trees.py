@@ -134,8 +134,9 @@ PROGRESS = sorted((TREES / "progress").glob("*.db.xz"))
 
 @pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
 def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, monkeypatch, tool):
-    """The compacted store of an unfinished frontier solve comes back as a store of its game, with the time
-    its best trees found record, so that the next machine resumes where the last one stopped."""
+    """The compacted store of an unfinished frontier solve comes back as a store of its game, and each solve
+    that uses it starts from the time its best tree found records (once, however often it starts), so that
+    the next machine resumes where the last one stopped."""
     from strategy.rules import parse_game
     from strategy.search.store import Store
 
@@ -151,8 +152,27 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
     store.close()
     for name in unfinished:
         record = tree.load(tool.best_found_path(name)).generator["frontier"]
-        assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
-        assert float((tmp_path / f"{name}.carried").read_text()) == record["worker_seconds"]
+        for _ in range(2):
+            tool.carry_over(name, record)
+            assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
+            assert tool.task_record(name)[0] == pytest.approx(record["worker_seconds"], abs=0.1)
+
+
+def test_a_solve_new_to_a_machine_that_has_its_store_starts_from_its_recorded_time(tool, tmp_path, monkeypatch):
+    """A machine that ran one objective of a game has the game's store but no time of another objective run
+    elsewhere: that one's recorded time is carried over (its task log here counted, not twice)."""
+    monkeypatch.setattr(tool, "STORES", tmp_path)
+    record = {"wall_seconds": 500.0, "worker_seconds": 900.0}
+    (tmp_path / "g-worst.log").write_text(
+        '{"run": "1-1", "phase": "total", "task": 1, "after": null, "key": "k", "size": 9, "depth": 2, "probe": false, '
+        '"path": [0], "seconds": 100.0, "worker": "w", "value": 20, "exact": true, "stopped": false, "finished": 100.0}\n')
+    here = tool.task_record("g-worst")[0]
+    tool.carry_over("g-worst", record)
+    assert float((tmp_path / "g-worst.seconds").read_text()) == 500.0
+    assert tool.task_record("g-worst")[0] == pytest.approx(900.0, abs=0.1) and here < 900.0
+    (tmp_path / "g-worst.seconds").write_text("800.0\n")  # more here than the record: kept
+    tool.carry_over("g-worst", record)
+    assert float((tmp_path / "g-worst.seconds").read_text()) == 800.0
 
 
 def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):

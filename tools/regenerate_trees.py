@@ -42,6 +42,8 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
@@ -167,13 +169,20 @@ def restore(store: Path | None) -> None:
         write_atomic(store, lzma.decompress(shipped.read_bytes()))
     except lzma.LZMAError as e:
         raise SystemExit(f"{os.path.relpath(shipped, ROOT)} is damaged ({e}): delete it to start that store afresh") from None
-    for name in sharing(store):
-        best = best_found_path(name)
-        record = tree_io.load(best).generator.get("frontier") if best.exists() else None
-        if record:
-            (STORES / f"{name}.seconds").write_text(f"{record['wall_seconds']}\n")
-            (STORES / f"{name}.carried").write_text(f"{record['worker_seconds']}\n")
     print(f"restored {store.name} from {os.path.relpath(shipped, ROOT)}", flush=True)
+
+
+def carry_over(name: str, record: dict) -> None:
+    """The time a solve's shipped record counts (wall and worker seconds over every run, wherever it ran) that
+    this machine's files for it (stores/NAME.seconds, the task log and NAME.carried) do not hold yet: a store
+    restored here, or one this machine has from its own runs of other objectives of the game."""
+    spent = STORES / f"{name}.seconds"
+    if record["wall_seconds"] > (float(spent.read_text()) if spent.exists() else 0.0):
+        spent.write_text(f"{record['wall_seconds']}\n")
+    missing = record["worker_seconds"] - task_record(name)[0]
+    if missing > 0:
+        carried = STORES / f"{name}.carried"
+        carried.write_text(f"{(float(carried.read_text()) if carried.exists() else 0.0) + missing:.1f}\n")
 
 
 def ship(store: Path | None) -> None:
@@ -215,6 +224,51 @@ def improve(name: str, below: int, budget: float | None) -> None:
         part.unlink(missing_ok=True)
 
 
+def bound_options(bound_of: str) -> list[str]:
+    """The options of `strategy bound` for the stage a best tree found is bounded on."""
+    if bound_of == "total":
+        return []
+    for prefix, option in (("total-within-", "--max-depth"), ("fewest-at-", "--fewest-at")):
+        if bound_of.startswith(prefix):
+            return [option, bound_of.removeprefix(prefix)]
+    raise SystemExit(f"no lookahead bound for a {bound_of} stage")
+
+
+def lookahead(name: str, levels: int, budget: float | None) -> None:
+    """Raise an unfinished solve's proven bound by lookahead (`strategy bound`), one level more at a time up to
+    `levels` while `budget` seconds last; the deepest finished is recorded (generator.lookahead), and becomes the
+    bound when it is higher than the search's. The next run is given that tree, so it keeps the bound."""
+    path = best_found_path(name)
+    if shipped_path(name) or not path.exists():
+        return
+    doc = tree_io.load(path)
+    generator = doc.generator
+    args = ["--game", doc.game.spec, *bound_options(generator["bound_of"]),
+            *(["--consistent-only"] if generator.get("consistent_only") else [])]
+    start, found = time.perf_counter(), None
+    for k in range(1, levels + 1):
+        left = None if budget is None else budget - (time.perf_counter() - start)
+        if left is not None and left <= 0:
+            break
+        try:
+            run = subprocess.run([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
+                                 capture_output=True, text=True, timeout=left, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            break
+        if run.returncode or not orjson.loads(run.stdout)["feasible"]:  # a tree meets the stage: never infeasible
+            raise SystemExit(f"{name}: strategy bound failed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+        found = orjson.loads(run.stdout)
+    if found is None:
+        print(f"{name}: no lookahead level finished within {budget:.0f} s", flush=True)
+        return
+    before = generator["lower_bound"]
+    generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"]}
+    generator["lower_bound"] = max(before, found["lower_bound"])
+    tree_io.save(doc, path)
+    print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead in {found['seconds']} s "
+          f"(the search's bound: {before})", flush=True)
+
+
 def solve(name: str, args: list[str], where: list[str], budget: float | None,
           given: dict[str, list[Path]] | None = None) -> bool:
     """Run one solve (also given the trees `given` for its game); an interrupted one ships its best tree found
@@ -228,6 +282,8 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
     resumes = store is not None and store.exists() and bool(found)
     before = float(found.get("progress", 0.0)) if resumes else 0.0
     spent_before = found.get("frontier")  # every earlier run's time
+    if spent_before:
+        carry_over(name, spent_before)
     out = ROOT / "trees" / f"{name}.json"
     start = time.perf_counter()
     wall_start = time.time()
@@ -264,6 +320,10 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
         if partial.exists() and store is not None:
             doc = tree_io.load(partial)
             verify(doc)
+            earlier = found.get("lookahead")  # a lookahead bound the search has not passed keeps its record
+            if earlier and found.get("bound_of") == doc.generator["bound_of"] \
+                    and earlier["bound"] >= doc.generator["lower_bound"]:
+                doc.generator["lookahead"] = earlier
             work, efficiency, last = task_record(name)
             doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1),
                                          "worker_seconds": round(work, 1), "efficiency": round(efficiency, 4),
@@ -389,13 +449,15 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
         is_total = bound_of.startswith("total")
         stage = "".join(f"{key} {value} proven; " for key, value in doc.generator.get("proven_so_far", {}).items())
         borrowed = ""
+        ahead = doc.generator.get("lookahead")
+        by = f", by {ahead['levels']} levels of lookahead" if ahead and ahead["bound"] == lb else ""
         if bound_of.startswith("total-within-"):
             least = least_total_bound(doc.game.spec)
             if least > lb:
-                lb, borrowed = least, ", the least total's bound"
+                lb, borrowed, by = least, ", the least total's bound", ""
         rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage{borrowed})") +
                      (", consistent probes" if doc.generator.get("consistent_only") else ""),
-                     f"{lb} ({lb / n:.4f})" if is_total else str(lb),
+                     (f"{lb} ({lb / n:.4f})" if is_total else str(lb)) + by,
                      best_found(stats, bound_of, doc.generator),
                      f"{stats.total - lb}" if is_total else (
                          f"{at_depth(stats, bound_of) - lb}" if bound_of.startswith("fewest-at-") else ""),
@@ -439,6 +501,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
     parser.add_argument("--improve", type=int, metavar="N",
                         help="instead of solving, give the best trees found exact endgames below N secrets")
+    parser.add_argument("--bound", type=int, metavar="K",
+                        help="instead of solving, raise the bounds of the unfinished solves by up to K levels of "
+                             "lookahead (strategy bound; --budget: the time for each)")
     parser.add_argument("--incumbent", action="append", default=[], metavar="FILE",
                         help="a tree to give the solves of its game besides the shipped ones (e.g. one made by "
                              "strategy build --exact-below); repeatable")
@@ -447,6 +512,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--budget must be a positive number of seconds")
     if args.improve is not None and args.improve < 3:
         parser.error("--improve must be at least 3 secrets")
+    if args.bound is not None and not 1 <= args.bound <= 12:
+        parser.error("--bound must be from 1 to 12 levels")
+    if args.bound is not None and args.improve is not None:
+        parser.error("--bound and --improve are separate steps: give one")
     return args
 
 
@@ -471,6 +540,8 @@ def main() -> None:
         try:
             if args.improve is not None:
                 improve(name, args.improve, args.budget)
+            elif args.bound is not None:
+                lookahead(name, args.bound, args.budget)
             elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget, given):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
