@@ -4,6 +4,7 @@ Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--b
                                       [--jobs N | --scheduler tcp://HOST:PORT] [--incumbent FILE ...]
        python tools/regenerate_trees.py --frontier --table
        python tools/regenerate_trees.py --frontier --improve N [NAME ...]
+       python tools/regenerate_trees.py --frontier --bound K [--budget SECONDS] [NAME ...]
 
 Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written through
 a temporary file (gzipped when over 1 MB). With --frontier the open games are solved too (every objective of
@@ -18,13 +19,14 @@ runs every solve on a Dask cluster instead of local processes (the open games ne
 is given the shipped trees of its game, best found included (as `strategy solve --incumbent`), so neither the
 best tree found nor the proven bound gets worse from one run to the next, even on a machine without the
 stores; --incumbent FILE gives the solves of that file's game one more tree (say, a greedy tree with exact
-endgames from `strategy build --exact-below`): the best tree found takes, node by node, the cheapest of them. At the end
-the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
+endgames from `strategy build --exact-below`): the best tree found takes, node by node, the cheapest of them.
+At the end the table of unfinished solves (tools/results/frontier-unfinished.md: bound, best tree, gap, time spent,
 projected time on a cluster) and the README's tables are regenerated from the shipped trees; --table does
 only that. --improve N, instead of solving, makes every subtree over at most N secrets of the best trees
 found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
 depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
-from.
+from. --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels,
+one more at a time while --budget lasts).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
