@@ -129,6 +129,27 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
         assert int(row[2].split()[0]) >= tool.least_total_bound(row[0]) > 0, row
 
 
+PROVEN = [name for name in SHIPPED if "-best-found" not in name and not name.startswith("race-")]
+
+
+@pytest.mark.parametrize("name", PROVEN)
+def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
+    """A second route from below: two levels of lookahead (strategy bound) never prove more than the search
+    proved, for the objective each tree was solved for (and never deny its worst case)."""
+    from strategy.feedback_table import game_table
+    from strategy.search import objectives
+    from strategy.search.lookahead import lookahead_bound
+
+    doc = tree.load(TREES / name)
+    proven, consistent = doc.generator["proven"], bool(doc.generator.get("consistent_only"))
+    if "fewest_at_worst" in proven:
+        costs, value = objectives.at_last_level(proven["worst"]), proven["fewest_at_worst"]
+    else:
+        costs, value = objectives.total(proven.get("max_depth", proven.get("worst"))), proven["total"]
+    bound = lookahead_bound(game_table(doc.game), costs, 2, consistent)
+    assert 0 <= bound <= value
+
+
 PROGRESS = sorted((TREES / "progress").glob("*.db.xz"))
 
 
