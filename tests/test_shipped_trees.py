@@ -256,6 +256,35 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     assert not (tmp_path / "trees" / "bulls-4x8-total.json").exists()
 
 
+def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path, monkeypatch):
+    """--bound K records the deepest lookahead level that finished and takes its bound when it is higher than
+    the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
+    from strategy.feedback_table import game_table
+    from strategy.io.verify import verify
+    from strategy.rules import parse_game
+    from strategy.search import objectives
+    from strategy.search.heuristics import build
+    from strategy.search.lookahead import lookahead_bound
+
+    (tmp_path / "trees").mkdir()
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    gt = game_table(parse_game("bulls:4x8"))
+    greedy = build(gt, "entropy", progress=False)
+    stats = verify(tree.TreeDoc(gt.game, greedy))
+    path = tool.best_found_path("bulls-4x8-total")
+    generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
+    tree.save(tree.TreeDoc(gt.game, greedy, "partial", generator, stats.to_json()), path)
+    tool.lookahead("bulls-4x8-total", 3, None)
+    doc = tree.load(path)
+    three = lookahead_bound(gt, objectives.total(), 3)
+    assert doc.generator["lower_bound"] == three and doc.generator["lookahead"]["levels"] == 3
+    assert lookahead_bound(gt, objectives.total(), 2) < three <= stats.total
+    tool.lookahead("bulls-4x8-total", 2, None)
+    assert tree.load(path).generator["lookahead"]["levels"] == 3
+    row = tool.unfinished_rows(["bulls-4x8-total"])[0]
+    assert row[2] == f"{three} ({three / gt.size:.4f}), by 3 levels of lookahead"
+
+
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
     """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""

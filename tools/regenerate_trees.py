@@ -54,6 +54,7 @@ from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
 from simulate_scaling import DISPATCH, makespan  # noqa: E402
+from strategy.cli import MAX_LOOKAHEAD  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
@@ -264,7 +265,8 @@ def lookahead(name: str, levels: int, budget: float | None) -> None:
         print(f"{name}: no lookahead level finished within {budget:.0f} s", flush=True)
         return
     before = generator["lower_bound"]
-    generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"]}
+    if found["lower_bound"] >= generator.get("lookahead", {}).get("bound", 0):  # an earlier, deeper one may be higher
+        generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"]}
     generator["lower_bound"] = max(before, found["lower_bound"])
     tree_io.save(doc, path)
     print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead in {found['seconds']} s "
@@ -514,8 +516,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--budget must be a positive number of seconds")
     if args.improve is not None and args.improve < 3:
         parser.error("--improve must be at least 3 secrets")
-    if args.bound is not None and not 1 <= args.bound <= 12:
-        parser.error("--bound must be from 1 to 12 levels")
+    if args.bound is not None and not 1 <= args.bound <= MAX_LOOKAHEAD:
+        parser.error(f"--bound must be from 1 to {MAX_LOOKAHEAD} levels")
     if args.bound is not None and args.improve is not None:
         parser.error("--bound and --improve are separate steps: give one")
     return args
