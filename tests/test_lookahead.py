@@ -52,16 +52,23 @@ def test_the_bound_climbs_to_the_proven_optimum(spec, objective):
         assert bounds[0] < value or objective == "fewest"
 
 
-def test_four_levels_prove_the_published_mastermind_optimum_and_the_cli_says_so():
+def test_four_levels_reach_the_published_mastermind_optimum():
     """Mastermind 4x6: 5625 (Koyama & Lai 1993) is reached by four levels of lookahead, which with a tree of
-    that total proves it with no search; three levels give less."""
-    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "4", "--json")
+    that total proves it with no search; three levels give 5612 (the README quotes both)."""
+    gt = game_table(parse_game("mastermind:4x6"))
+    assert [lookahead_bound(gt, objectives.total(), levels) for levels in (3, 4)] == [5612, 5625]
+
+
+def test_the_cli_prints_the_bound_as_text_or_json():
+    """bulls 3 of 6: the published 436 by three levels, 429 by two."""
+    r = run_cli("bound", "--game", "bulls:3x6", "--json")
     assert r.returncode == 0, r.stderr
     out = orjson.loads(r.stdout)
-    assert out["lower_bound"] == 5625 and out["average"] == round(5625 / 1296, 4) and out["feasible"]
-    assert out["objective"] == "total" and out["levels"] == 4
-    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "3", "--quiet")
-    assert r.returncode == 0 and r.stdout.startswith("mastermind:4x6 total: at least 5612 questions, average 4.3302")
+    assert out["lower_bound"] == 436 and out["average"] == round(436 / 120, 4) and out["feasible"]
+    assert out["objective"] == "total" and out["levels"] == 3 and not out["consistent_only"]
+    r = run_cli("bound", "--game", "bulls:3x6", "--levels", "2", "--quiet")
+    assert r.returncode == 0 and r.stdout.startswith(
+        f"bulls:3x6 total: at least 429 questions, average {429 / 120:.4f} (proven by 2 levels of lookahead, ")
 
 
 def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
