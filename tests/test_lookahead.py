@@ -81,3 +81,29 @@ def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = run_cli("bound", "--game", "bulls:6x10")  # beyond the feedback table's limit
     assert r.returncode == 2 and "feedback table" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("signum", [2, 15])
+def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum):
+    """A signal that lands in the middle of a compiled call stops the bound at its next node (not numba's
+    SystemError): one line, exit 130 or 143, within a second."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "strategy", "bound", "--game", "bulls:4x10", "--levels", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
+    time.sleep(4)  # five levels of bulls 4 of 10 take far longer
+    sent = time.monotonic()
+    os.killpg(proc.pid, signum)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 128 + signum and out == ""
+    assert err.strip().splitlines()[-1] == ("strategy: interrupted" if signum == 2 else "strategy: terminated by SIGTERM")
+    assert "internal error" not in err

@@ -17,6 +17,7 @@ whose level-fill bound reaches it are never expanded.
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -39,6 +40,7 @@ class Lookahead:
         self.engine = Engine(gt, Spec(gt.game, costs, consistent_only, LOOKAHEAD_TT_BITS))
         self.on_node = on_node
         self.nodes = 0
+        self.stop = False  # set from another thread: the bound unwinds at its next node
 
     def probes(self, S: np.ndarray, d: int, b: int, history: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """One probe per symmetry class of the node, their level-fill bounds (b for the parts), and the most
@@ -55,6 +57,8 @@ class Lookahead:
         n = len(S)
         if n <= 2:
             return int(exact.trivial(n, d, self.engine.bounds))
+        if self.stop:
+            raise Stopped()
         self.nodes += 1
         if self.on_node is not None:
             self.on_node()
@@ -100,8 +104,38 @@ class Lookahead:
                           levels)
 
 
+class Stopped(Exception):
+    """The bound was asked to stop (Ctrl-C or a signal reached the thread that waits for it)."""
+
+
 def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
                     on_node: Callable[[], None] | None = None) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
-    meets the objective's depth bound)."""
-    return Lookahead(gt, costs, consistent_only, on_node).game_bound(levels)
+    meets the objective's depth bound).
+
+    It runs in a thread while this one waits: a Ctrl-C or a signal that arrived in the middle of a compiled
+    call would otherwise surface as numba's SystemError instead of itself; here it stops the bound at its
+    next node and is raised as it came."""
+    bound = Lookahead(gt, costs, consistent_only, on_node)
+    out: list = []
+
+    def run() -> None:
+        try:
+            out.append(bound.game_bound(levels))
+        except Stopped:
+            pass
+        except BaseException as e:  # raised again in the caller's thread
+            out.append(e)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except BaseException:
+        bound.stop = True
+        worker.join()
+        raise
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
