@@ -765,8 +765,8 @@ def make_parser() -> argparse.ArgumentParser:
     p = command("bound", "a proven lower bound, with no search for a tree",
                 "Prove a lower bound of a game's optimum by looking a few levels ahead: at each of them every "
                 "question is considered (one per symmetry class), and beyond the last the sets left are bounded by "
-                "level filling. Seconds or minutes for bounds far above what the search proves in hours on the open games; "
-                "each level costs far more than the one before.", cmd_bound)
+                "level filling. Seconds or minutes for bounds far above what the search proves in hours on the "
+                "open games; each level costs far more than the one before.", cmd_bound)
     _add_game(p)
     depth = p.add_mutually_exclusive_group()
     depth.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
