@@ -256,24 +256,32 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     assert not (tmp_path / "trees" / "bulls-4x8-total.json").exists()
 
 
-def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path, monkeypatch):
-    """--bound K records the deepest lookahead level that finished and takes its bound when it is higher than
-    the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
+def _greedy_best_found(tool, tmp_path, monkeypatch, strategy: str, generator: dict):
+    """A greedy tree of bulls 4 of 8 shipped as bulls-4x8-total's best tree found (in tmp_path), with `generator`:
+    (game table, tree, its stats, its path)."""
     from strategy.feedback_table import game_table
     from strategy.io.verify import verify
     from strategy.rules import parse_game
-    from strategy.search import objectives
     from strategy.search.heuristics import build
-    from strategy.search.lookahead import lookahead_bound
 
     (tmp_path / "trees").mkdir()
     monkeypatch.setattr(tool, "ROOT", tmp_path)
     gt = game_table(parse_game("bulls:4x8"))
-    greedy = build(gt, "entropy", progress=False)
+    greedy = build(gt, strategy, progress=False)
     stats = verify(tree.TreeDoc(gt.game, greedy))
     path = tool.best_found_path("bulls-4x8-total")
-    generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", generator, stats.to_json()), path)
+    return gt, greedy, stats, path
+
+
+def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path, monkeypatch):
+    """--bound K records the deepest lookahead level that finished and takes its bound when it is higher than
+    the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
+    from strategy.search import objectives
+    from strategy.search.lookahead import lookahead_bound
+
+    generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
+    gt, _, stats, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
     tool.lookahead("bulls-4x8-total", 3, None)
     doc = tree.load(path)
     three = lookahead_bound(gt, objectives.total(), 3)
@@ -288,18 +296,8 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
     """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
-    from strategy.feedback_table import game_table
-    from strategy.io.verify import verify
-    from strategy.rules import parse_game
-    from strategy.search.heuristics import build
-
-    (tmp_path / "trees").mkdir()
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
-    gt = game_table(parse_game("bulls:4x8"))
-    greedy = build(gt, "most-parts", progress=False)
-    before = verify(tree.TreeDoc(gt.game, greedy))
-    path = tool.best_found_path("bulls-4x8-total")
-    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "total"}, before.to_json()), path)
+    gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
+                                                  {"lower_bound": 1, "bound_of": "total"})
     tool.improve("bulls-4x8-total", 200, None)
     doc, after = verify_file(path)
     assert after.total == before.total - doc.generator["exact_endgame"]["saved"] < before.total

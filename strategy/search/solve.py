@@ -256,14 +256,10 @@ class Session:
 
 
 def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
-    """What a tree for the secrets S (default: all) reached after d questions costs under the objective
-    (every secret walked)."""
-    from ..io.verify import measure
-
-    cost = costs.array(gt.size)
-    secrets = None if S is None else [tuple(gt.codes[i].tolist()) for i in S]
-    counts = measure(gt.game, tree, secrets)[0].depth_counts
-    return sum(int(cost[d + depth]) * count for depth, count in enumerate(counts))
+    """What a tree for the secrets S (default: all) reached after d questions costs under the objective (INF
+    beyond its depth bound), priced from the feedback table as `merged_tree` prices one tree."""
+    S = np.arange(gt.size, dtype=np.int32) if S is None else S
+    return merged_tree(gt, costs.array(gt.size), S, d, [tree])[0]
 
 
 def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) -> dict:
