@@ -9,6 +9,7 @@ the rest greedy), which `--partial` writes.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import signal
@@ -259,7 +260,13 @@ def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = No
     """What a tree for the secrets S (default: all) reached after d questions costs under the objective (INF
     beyond its depth bound), priced from the feedback table as `merged_tree` prices one tree."""
     S = np.arange(gt.size, dtype=np.int32) if S is None else S
-    return merged_tree(gt, costs.array(gt.size), S, d, [tree])[0]
+    return merged_tree(gt, _cost_array(costs, gt.size), S, d, [tree])[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _cost_array(costs: Costs, n_codes: int) -> np.ndarray:
+    """costs.array(n_codes), built once (a Python loop over every depth a game allows, priced per subtree)."""
+    return costs.array(n_codes)
 
 
 def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) -> dict:
