@@ -99,7 +99,7 @@ def click_answer(browser, h: int, b: int, keyboard: bool) -> None:
     browser.find_element(By.ID, "ask-send").click()
 
 
-@pytest.mark.parametrize("name,games", [("bulls-4x10-total", 16), ("mastermind-4x6-total", 10)])
+@pytest.mark.parametrize("name,games", [("bulls-4x10-total", 8), ("mastermind-4x6-total", 6)])
 def test_complete_games_follow_the_walker(browser, pages, name, games):
     """The secret the tree finds last first (its longest game), then random ones."""
     from selenium.webdriver.common.by import By
