@@ -127,6 +127,8 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
     assert within, "no unfinished total-within-D stage to check"
     for row in within:  # the least total bounds the least total within a depth: the table shows the higher bound
         assert int(row[2].split()[0]) >= tool.least_total_bound(row[0]) > 0, row
+        if int(row[2].split()[0]) == tool.least_total_bound(row[0]):  # and says where an equal bound comes from
+            assert "the least total's bound" in row[1] or "lookahead" in row[2], row
 
 
 PROVEN = [name for name in SHIPPED if "-best-found" not in name and not name.startswith("race-")]

@@ -457,7 +457,7 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
         by = f", by {ahead['levels']} levels of lookahead" if ahead and ahead["bound"] == lb else ""
         if bound_of.startswith("total-within-"):
             least = least_total_bound(doc.game.spec)
-            if least > lb:
+            if least > lb or (least == lb and not by):  # a bound it inherited from the least total says so
                 lb, borrowed, by = least, ", the least total's bound", ""
         rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage{borrowed})") +
                      (", consistent probes" if doc.generator.get("consistent_only") else ""),
