@@ -250,32 +250,35 @@ def cmd_bound(args: argparse.Namespace) -> int:
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
     show = not args.quiet and not args.json
-    if not compiled(exact, "probe_bounds"):
+    if not compiled(exact, "probe_bounds") or (args.exact_below and not compiled(exact, "solve")):
         with _compiling("the bound kernels", show):
-            lookahead_bound(game_table(parse_game(WARM_UP_GAME)), objectives.total(), 2)
+            lookahead_bound(game_table(parse_game(WARM_UP_GAME)), objectives.total(), 2, exact_below=10)
     bar = tqdm(unit="node", delay=0.5, disable=not show, desc=f"{args.levels} levels", leave=False)
     start = time.perf_counter()
     try:
-        value = lookahead_bound(gt, costs, args.levels, args.consistent_only, on_node=bar.update)
+        value = lookahead_bound(gt, costs, args.levels, args.consistent_only, bar.update, args.exact_below)
     finally:
         bar.close()
     seconds = round(time.perf_counter() - start, 1)
     feasible = bool(value < exact.INF)
     probes = ", consistent probes" if args.consistent_only else ""
+    exactly = f", sets of at most {args.exact_below} secrets searched exactly" if args.exact_below else ""
+    how = f"proven by {args.levels} levels of lookahead{exactly}, {seconds} s"
     if args.json:
         _print_json({"game": game.spec, "objective": costs.name, "consistent_only": args.consistent_only,
-                     "levels": args.levels, "feasible": feasible, "lower_bound": int(value) if feasible else None,
+                     "levels": args.levels, "exact_below": args.exact_below or None, "feasible": feasible,
+                     "lower_bound": int(value) if feasible else None,
                      "average": round(value / gt.size, 4) if feasible and not args.fewest_at else None,
                      "seconds": seconds})
     elif not feasible:
         print(f"{game.spec}{probes}: no tree finds every secret within {args.fewest_at or args.max_depth} questions "
-              f"(proven by {args.levels} levels of lookahead, {seconds} s)")
+              f"({how})")
     elif args.fewest_at:
         print(f"{game.spec}{probes}: within {args.fewest_at} questions, at least {value} secrets need all of them "
-              f"(proven by {args.levels} levels of lookahead, {seconds} s)")
+              f"({how})")
     else:
         print(f"{game.spec} {costs.name}{probes}: at least {value} questions, average {value / gt.size:.4f} "
-              f"(proven by {args.levels} levels of lookahead, {seconds} s)")
+              f"({how})")
     return 0 if feasible else EXIT_IMPOSSIBLE
 
 
@@ -777,6 +780,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--levels", type=int_in(1, MAX_LOOKAHEAD, "--levels"), default=3, metavar="K",
                    help=f"levels of lookahead, 1 to {MAX_LOOKAHEAD} (default 3)")
+    p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), default=0, metavar="N",
+                   help="search the sets of at most N secrets exactly (at any level) instead of bounding them: "
+                        "a higher bound for a little more time (default: none)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")
 

@@ -52,11 +52,29 @@ def test_the_bound_climbs_to_the_proven_optimum(spec, objective):
         assert bounds[0] < value or objective == "fewest"
 
 
+@pytest.mark.parametrize("spec", SMALL[:4])
+@pytest.mark.parametrize("objective", ["total", "within", "fewest", "consistent", "too-shallow"])
+def test_searching_small_sets_exactly_only_raises_the_bound(spec, objective):
+    """With the sets of at most N secrets searched exactly, the bound is never below the plain one at the same
+    level and never above the optimum; once N covers the whole game it is the optimum at any level."""
+    from strategy.engine.exact import INF
+
+    costs, consistent, value = optima(spec)[objective]
+    gt = game_table(parse_game(spec))
+    for levels in (1, 2, 3):
+        plain = lookahead_bound(gt, costs, levels, consistent)
+        with_exact = [lookahead_bound(gt, costs, levels, consistent, exact_below=n) for n in (8, 25)]
+        assert plain <= with_exact[0] <= with_exact[1] <= (INF if value is None else value)
+    assert lookahead_bound(gt, costs, 1, consistent, exact_below=gt.size) == (INF if value is None else value)
+
+
 def test_four_levels_reach_the_published_mastermind_optimum():
     """Mastermind 4x6: 5625 (Koyama & Lai 1993) is reached by four levels of lookahead, which with a tree of
-    that total proves it with no search; three levels give 5612 (the README quotes both)."""
+    that total proves it with no search; three levels give 5612 (the README quotes both), and reach it too when
+    the sets of at most 100 secrets are searched exactly."""
     gt = game_table(parse_game("mastermind:4x6"))
     assert [lookahead_bound(gt, objectives.total(), levels) for levels in (3, 4)] == [5612, 5625]
+    assert lookahead_bound(gt, objectives.total(), 3, exact_below=100) == 5625
 
 
 def test_the_cli_prints_the_bound_as_text_or_json():
@@ -69,6 +87,12 @@ def test_the_cli_prints_the_bound_as_text_or_json():
     r = run_cli("bound", "--game", "bulls:3x6", "--levels", "2", "--quiet")
     assert r.returncode == 0 and r.stdout.startswith(
         f"bulls:3x6 total: at least 429 questions, average {429 / 120:.4f} (proven by 2 levels of lookahead, ")
+    r = run_cli("bound", "--game", "bulls:3x6", "--levels", "2", "--exact-below", "30", "--json")
+    out = orjson.loads(r.stdout)
+    assert r.returncode == 0 and out["exact_below"] == 30 and 429 <= out["lower_bound"] <= 436
+    r = run_cli("bound", "--game", "bulls:3x6", "--levels", "1", "--exact-below", "120", "--quiet")
+    assert r.returncode == 0 and r.stdout.startswith("bulls:3x6 total: at least 436 questions") and (
+        "(proven by 1 levels of lookahead, sets of at most 120 secrets searched exactly, " in r.stdout)
 
 
 def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
@@ -76,17 +100,20 @@ def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
     assert r.returncode == 1 and "no tree finds every secret within 4 questions" in r.stdout
     r = run_cli("bound", "--game", "mastermind:4x6", "--fewest-at", "4", "--json")
     assert r.returncode == 1 and orjson.loads(r.stdout)["lower_bound"] is None
-    for args in (["--levels", "0"], ["--levels", "13"], ["--max-depth", "5", "--fewest-at", "5"]):
+    for args in (["--levels", "0"], ["--levels", "13"], ["--max-depth", "5", "--fewest-at", "5"],
+                 ["--exact-below", "2"], ["--exact-below", "x"]):
         r = run_cli("bound", "--game", "bulls:3x6", *args)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = run_cli("bound", "--game", "bulls:6x10")  # beyond the feedback table's limit
     assert r.returncode == 2 and "feedback table" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("signum", [2, 15])
-def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum):
-    """A signal that lands in the middle of a compiled call stops the bound at its next node (not numba's
-    SystemError): one line, exit 130 or 143, within a second."""
+@pytest.mark.parametrize("signum,args", [(2, ["--levels", "5"]), (15, ["--levels", "5"]),
+                                         (2, ["--levels", "1", "--exact-below", "5040"])])
+def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum, args):
+    """A signal that lands in the middle of a compiled call stops the bound at its next node, or inside the
+    exact search of a set (here the whole game), not with numba's SystemError: one line, exit 130 or 143,
+    within seconds."""
     import os
     import signal
     import subprocess
@@ -95,11 +122,11 @@ def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum):
 
     from .conftest import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "bound", "--game", "bulls:4x10", "--levels", "5"],
+    proc = subprocess.Popen([sys.executable, "-m", "strategy", "bound", "--game", "bulls:4x10", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)),
                             preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
-    time.sleep(4)  # five levels of bulls 4 of 10 take far longer
+    time.sleep(4)  # five levels of bulls 4 of 10, or its exact search on one process, take far longer
     sent = time.monotonic()
     os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=60)
