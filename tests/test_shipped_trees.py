@@ -222,6 +222,13 @@ def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
         tool.parse_args(["--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])
 
 
+def test_exact_search_below_n_goes_with_the_lookahead_step(tool):
+    assert tool.parse_args(["--frontier", "--bound", "3", "--exact-below", "200"]).exact_below == 200
+    for wrong in (["--exact-below", "200"], ["--improve", "300", "--exact-below", "200"], ["--bound", "3", "--exact-below", "2"]):
+        with pytest.raises(SystemExit):
+            tool.parse_args(wrong)
+
+
 def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, tmp_path):
     """--incumbent FILE goes to the solves of its file's game (not to consistent-only ones, which it could not
     bound); a file that is not a tree stops the tool with one line before any solve."""
@@ -293,6 +300,11 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert tree.load(path).generator["lookahead"]["levels"] == 3
     row = tool.unfinished_rows(["bulls-4x8-total"])[0]
     assert row[2] == f"{three} ({three / gt.size:.4f}), by 3 levels of lookahead"
+    tool.lookahead("bulls-4x8-total", 3, None, exact_below=200)  # higher: sets of at most 200 searched exactly
+    higher = lookahead_bound(gt, objectives.total(), 3, exact_below=200)
+    assert three < higher == tree.load(path).generator["lookahead"]["bound"] and higher <= stats.total
+    assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
+        f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets")
 
 
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
@@ -304,6 +316,11 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     doc, after = verify_file(path)
     assert after.total == before.total - doc.generator["exact_endgame"]["saved"] < before.total
     assert after.worst <= before.worst and doc.generator["lower_bound"] == 1 and doc.objective == "partial"
+    improved = path.read_bytes()
+    tool.improve("bulls-4x8-total", 200, None)  # nothing left to save: the tree and its record stay as they were
+    assert path.read_bytes() == improved
+    stopped = {"exact_endgame": {"below": 1000, "subtrees": 91, "unfinished": 90}}  # a run its budget stopped
+    assert tool.best_found(after, "total", stopped).endswith(", exact below 1000 secrets but for 90 of its 91 endgames")
     fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
               fewest)

@@ -26,7 +26,7 @@ only that. --improve N, instead of solving, makes every subtree over at most N s
 found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
 depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
 from. --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels,
-one more at a time while --budget lasts).
+one more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -209,7 +209,8 @@ def ship(store: Path | None) -> None:
 def improve(name: str, below: int, budget: float | None) -> None:
     """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept), for at
     most `budget` seconds: for the least total (within the tree's worst case), or for the fewest secrets at the
-    worst depth when that is the stage the solve stopped in."""
+    worst depth when that is the stage the solve stopped in. A run that saved nothing leaves the tree as it
+    was (its record of an earlier, finished run of exact endgames included)."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
@@ -220,11 +221,21 @@ def improve(name: str, below: int, budget: float | None) -> None:
         subprocess.run([sys.executable, "-m", "strategy", "improve", str(path), "--exact-below", str(below),
                         "--objective", "worst-then-fewest" if fewest else "total",
                         *(["--budget", str(budget)] if budget else []), "-o", str(part)], check=True, cwd=ROOT)
-        os.replace(part, path)
+        record = tree_io.load(part).generator["exact_endgame"]
+        if record["saved"] or "exact_endgame" not in tree_io.load(path).generator:
+            os.replace(part, path)
+        else:
+            print(f"{name}: nothing saved ({record['unfinished']} of {record['subtrees']} endgames not finished); "
+                  "the tree is kept as it was", flush=True)
     except subprocess.CalledProcessError as e:
         raise SystemExit(f"improving {name} failed (exit {e.returncode})") from None
     finally:
         part.unlink(missing_ok=True)
+
+
+def exactly(exact_below: int | None) -> str:
+    """How a lookahead bound treated small sets, for the table and the log."""
+    return f" and exact search below {exact_below} secrets" if exact_below else ""
 
 
 def bound_options(bound_of: str) -> list[str]:
@@ -237,17 +248,19 @@ def bound_options(bound_of: str) -> list[str]:
     raise SystemExit(f"no lookahead bound for a {bound_of} stage")
 
 
-def lookahead(name: str, levels: int, budget: float | None) -> None:
-    """Raise an unfinished solve's proven bound by lookahead (`strategy bound`), one level more at a time up to
-    `levels` while `budget` seconds last; the deepest finished is recorded (generator.lookahead), and becomes the
-    bound when it is higher than the search's. The next run is given that tree, so it keeps the bound."""
+def lookahead(name: str, levels: int, budget: float | None, exact_below: int | None = None) -> None:
+    """Raise an unfinished solve's proven bound by lookahead (`strategy bound`, sets of at most `exact_below`
+    secrets searched exactly), one level more at a time up to `levels` while `budget` seconds last; the deepest
+    finished is recorded (generator.lookahead) when it is the highest so far, and becomes the bound when it is
+    higher than the search's. The next run is given that tree, so it keeps the bound."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
     doc = tree_io.load(path)
     generator = doc.generator
     args = ["--game", doc.game.spec, *bound_options(generator["bound_of"]),
-            *(["--consistent-only"] if generator.get("consistent_only") else [])]
+            *(["--consistent-only"] if generator.get("consistent_only") else []),
+            *(["--exact-below", str(exact_below)] if exact_below else [])]
     start, found = time.perf_counter(), None
     for k in range(1, levels + 1):
         left = None if budget is None else budget - (time.perf_counter() - start)
@@ -266,11 +279,12 @@ def lookahead(name: str, levels: int, budget: float | None) -> None:
         return
     before = generator["lower_bound"]
     if found["lower_bound"] >= generator.get("lookahead", {}).get("bound", 0):  # an earlier, deeper one may be higher
-        generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"]}
+        generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"],
+                                  **({"exact_below": exact_below} if exact_below else {})}
     generator["lower_bound"] = max(before, found["lower_bound"])
     tree_io.save(doc, path)
-    print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead in {found['seconds']} s "
-          f"(the search's bound: {before})", flush=True)
+    print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead{exactly(exact_below)} in "
+          f"{found['seconds']} s (the search's bound: {before})", flush=True)
 
 
 def solve(name: str, args: list[str], where: list[str], budget: float | None,
@@ -422,6 +436,8 @@ def best_found(stats, bound_of: str, generator: dict) -> str:
     """The best tree found, led by the figure the stage minimises (and the size of its exact endgames)."""
     endgame = generator.get("exact_endgame")
     below = f", exact below {endgame['below']} secrets" if endgame else ""
+    if endgame and endgame.get("unfinished"):  # a run stopped by its budget
+        below += f" but for {endgame['unfinished']} of its {endgame['subtrees']} endgames"
     if bound_of.startswith("fewest-at-"):
         return (f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, "
                 f"average {stats.average:.4f}){below}")
@@ -454,7 +470,8 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
         stage = "".join(f"{key} {value} proven; " for key, value in doc.generator.get("proven_so_far", {}).items())
         borrowed = ""
         ahead = doc.generator.get("lookahead")
-        by = f", by {ahead['levels']} levels of lookahead" if ahead and ahead["bound"] == lb else ""
+        by = (f", by {ahead['levels']} levels of lookahead{exactly(ahead.get('exact_below'))}"
+              if ahead and ahead["bound"] == lb else "")
         if bound_of.startswith("total-within-"):
             least = least_total_bound(doc.game.spec)
             if least > lb or (least == lb and not by):  # a bound it inherited from the least total says so
@@ -508,6 +525,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bound", type=int, metavar="K",
                         help="instead of solving, raise the bounds of the unfinished solves by up to K levels of "
                              "lookahead (strategy bound; --budget: the time for each)")
+    parser.add_argument("--exact-below", type=int, metavar="N",
+                        help="with --bound: search the sets of at most N secrets exactly (strategy bound --exact-below)")
     parser.add_argument("--incumbent", action="append", default=[], metavar="FILE",
                         help="a tree to give the solves of its game besides the shipped ones (e.g. one made by "
                              "strategy build --exact-below); repeatable")
@@ -520,6 +539,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--bound must be from 1 to {MAX_LOOKAHEAD} levels")
     if args.bound is not None and args.improve is not None:
         parser.error("--bound and --improve are separate steps: give one")
+    if args.exact_below is not None and (args.bound is None or args.exact_below < 3):
+        parser.error("--exact-below goes with --bound, and is at least 3 secrets")
     return args
 
 
@@ -545,7 +566,7 @@ def main() -> None:
             if args.improve is not None:
                 improve(name, args.improve, args.budget)
             elif args.bound is not None:
-                lookahead(name, args.bound, args.budget)
+                lookahead(name, args.bound, args.budget, args.exact_below)
             elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget, given):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
