@@ -30,8 +30,8 @@ import numpy as np
 from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import GameTable, split
-from .objectives import Costs
 from . import worker
+from .objectives import Costs
 from .worker import Engine, Spec
 
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
