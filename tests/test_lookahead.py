@@ -68,6 +68,17 @@ def test_searching_small_sets_exactly_only_raises_the_bound(spec, objective):
     assert lookahead_bound(gt, costs, 1, consistent, exact_below=gt.size) == (INF if value is None else value)
 
 
+def test_the_bound_calls_the_kernels_with_the_searchs_argument_types():
+    """One compiled overload each: two overloads of the recursive solve crash when loaded from numba's cache
+    (the lookahead once passed its questions so far as int32, the search as int64)."""
+    from strategy.engine import exact
+
+    gt = game_table(parse_game("bulls:3x6"))
+    lookahead_bound(gt, objectives.total(), 3, exact_below=30)
+    solve_game(gt, "total", progress=False)
+    assert len(exact.solve.signatures) == 1 and len(exact.probe_bounds.signatures) == 1
+
+
 def test_four_levels_reach_the_published_mastermind_optimum():
     """Mastermind 4x6: 5625 (Koyama & Lai 1993) is reached by four levels of lookahead, which with a tree of
     that total proves it with no search; three levels give 5612 (the README quotes both), and reach it too when

@@ -122,7 +122,7 @@ class Lookahead:
     def game_bound(self, levels: int) -> int:
         """The lookahead bound of the whole game."""
         gt = self.gt
-        return self.bound(np.arange(gt.size, dtype=np.int32), 0, len(gt.answers) - 1, np.empty(0, dtype=np.int32),
+        return self.bound(np.arange(gt.size, dtype=np.int32), 0, len(gt.answers) - 1, np.empty(0, dtype=np.int64),
                           levels)
 
 
