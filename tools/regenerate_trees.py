@@ -214,7 +214,8 @@ def improve(name: str, below: int, budget: float | None) -> None:
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
-    fewest = tree_io.load(path).generator.get("bound_of", "").startswith("fewest-at-")
+    before = tree_io.load(path).generator
+    fewest = before.get("bound_of", "").startswith("fewest-at-")
     part = path.with_name(f"{path.name}.improved.json.gz")
     print(f"{name}: exact endgames below {below} secrets", flush=True)
     try:
@@ -222,7 +223,7 @@ def improve(name: str, below: int, budget: float | None) -> None:
                         "--objective", "worst-then-fewest" if fewest else "total",
                         *(["--budget", str(budget)] if budget else []), "-o", str(part)], check=True, cwd=ROOT)
         record = tree_io.load(part).generator["exact_endgame"]
-        if record["saved"] or "exact_endgame" not in tree_io.load(path).generator:
+        if record["saved"] or "exact_endgame" not in before:
             os.replace(part, path)
         else:
             print(f"{name}: nothing saved ({record['unfinished']} of {record['subtrees']} endgames not finished); "

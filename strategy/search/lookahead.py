@@ -30,9 +30,9 @@ import numpy as np
 from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import GameTable, split
-from . import worker
 from .objectives import Costs
-from .worker import Engine, Spec
+from .solve import tt_bits_for
+from .worker import Engine, Spec, Stopped, wait_for
 
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
 
@@ -42,15 +42,11 @@ class Lookahead:
 
     def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
                  on_node: Callable[[], None] | None = None, exact_below: int = 0):
-        from .solve import tt_bits_for
-
         self.gt = gt
         tt_bits = tt_bits_for(gt.size) if exact_below > 2 else LOOKAHEAD_TT_BITS
         self.engine = Engine(gt, Spec(gt.game, costs, consistent_only, tt_bits))
         self.on_node = on_node
         self.exact_below = exact_below
-        self.nodes = 0
-        self.searched = 0  # sets searched by the exact engine
         self.stop = False  # set by `request_stop` from another thread: the bound unwinds at its next node
 
     def request_stop(self) -> None:
@@ -75,15 +71,10 @@ class Lookahead:
             return int(exact.trivial(n, d, self.engine.bounds))
         if self.stop:
             raise Stopped()
-        self.nodes += 1
         if self.on_node is not None:
             self.on_node()
-        if n <= self.exact_below:
-            self.searched += 1
-            try:
-                return int(self.engine.solve(S, d, beta, history, b, threaded=False)[0])
-            except worker.Stopped:
-                raise Stopped() from None
+        if n <= self.exact_below:  # raises Stopped if asked to stop
+            return int(self.engine.solve(S, d, beta, history, b, threaded=False)[0])
         probes, lb, b_here = self.probes(S, d, b, history)
         base = int(lb.min()) if len(lb) else int(INF)
         if levels <= 1 or base >= beta:
@@ -126,10 +117,6 @@ class Lookahead:
                           levels)
 
 
-class Stopped(Exception):
-    """The bound was asked to stop (Ctrl-C or a signal reached the thread that waits for it)."""
-
-
 def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
                     on_node: Callable[[], None] | None = None, exact_below: int = 0) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
@@ -151,13 +138,7 @@ def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: b
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.1)
-    except BaseException:
-        bound.request_stop()
-        thread.join()
-        raise
+    wait_for(thread, bound.request_stop)
     if isinstance(out[0], BaseException):
         raise out[0]
     return out[0]

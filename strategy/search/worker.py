@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -105,11 +106,8 @@ class Engine:
         worker = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
         worker.start()
         try:
-            while worker.is_alive():
-                worker.join(0.1)
+            wait_for(worker, lambda: control.__setitem__(exact.K_STOP, 1))  # it returns within a node or two
         except BaseException:
-            control[exact.K_STOP] = 1  # the search returns within a node or two
-            worker.join()
             control[exact.K_STOP] = 0
             self.tt[:] = 0  # whatever the stopped search stored is discarded with it
             raise
@@ -158,7 +156,21 @@ class Engine:
 
 
 class Stopped(Exception):
-    """The driver stopped this task (its result is no longer needed)."""
+    """A search was asked to stop: the driver no longer needs its result, or Ctrl-C or a signal reached the
+    thread that waits for it."""
+
+
+def wait_for(thread: threading.Thread, stop: Callable[[], None]) -> None:
+    """Join a thread that runs compiled work, in short waits so that Ctrl-C and signals reach this thread (in
+    the middle of a compiled call they would surface as numba's SystemError): on any of them the work is asked
+    to stop (`stop`), the thread joined, and the exception raised again."""
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    except BaseException:
+        stop()
+        thread.join()
+        raise
 
 
 # -- the task ---------------------------------------------------------------------------------------
