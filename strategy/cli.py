@@ -245,10 +245,14 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from .feedback_table import game_table
     from .search import objectives
     from .search.lookahead import lookahead_bound
+    from .search.store import Store
 
     game = parse_game(args.game)
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
+    if args.store is not None and not os.path.isfile(args.store):
+        raise CommandError(f"store {quote(args.store)} does not exist")
+    store = Store(args.store, game, args.consistent_only) if args.store is not None else None
     show = not args.quiet and not args.json
     if not compiled(exact, "probe_bounds") or (args.exact_below and not compiled(exact, "solve")):
         with _compiling("the bound kernels", show):
@@ -256,17 +260,21 @@ def cmd_bound(args: argparse.Namespace) -> int:
     bar = tqdm(unit="node", delay=0.5, disable=not show, desc=f"{args.levels} levels", leave=False)
     start = time.perf_counter()
     try:
-        value = lookahead_bound(gt, costs, args.levels, args.consistent_only, bar.update, args.exact_below)
+        value = lookahead_bound(gt, costs, args.levels, args.consistent_only, bar.update, args.exact_below, store)
     finally:
         bar.close()
+        if store is not None:
+            store.close()
     seconds = round(time.perf_counter() - start, 1)
     feasible = bool(value < exact.INF)
     probes = ", consistent probes" if args.consistent_only else ""
     exactly = f", sets of at most {args.exact_below} secrets searched exactly" if args.exact_below else ""
-    how = f"proven by {args.levels} levels of lookahead{exactly}, {seconds} s"
+    stored = f", what {quote(args.store)} has proven" if args.store else ""
+    how = f"proven by {args.levels} levels of lookahead{exactly}{stored}, {seconds} s"
     if args.json:
         _print_json({"game": game.spec, "objective": costs.name, "consistent_only": args.consistent_only,
-                     "levels": args.levels, "exact_below": args.exact_below or None, "feasible": feasible,
+                     "levels": args.levels, "exact_below": args.exact_below or None, "store": args.store,
+                     "feasible": feasible,
                      "lower_bound": int(value) if feasible else None,
                      "average": round(value / gt.size, 4) if feasible and not args.fewest_at else None,
                      "seconds": seconds})
@@ -783,6 +791,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--exact-below", type=int_in(3, MAX_EXACT_BELOW, "--exact-below"), default=0, metavar="N",
                    help="search the sets of at most N secrets exactly (at any level) instead of bounding them: "
                         "a higher bound for a little more time (default: none)")
+    p.add_argument("--store", metavar="FILE",
+                   help="a solve's store (strategy solve --store) of this game: the exact values and bounds it has "
+                        "proven are used where the lookahead meets them")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")
 

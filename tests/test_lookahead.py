@@ -68,6 +68,38 @@ def test_searching_small_sets_exactly_only_raises_the_bound(spec, objective):
     assert lookahead_bound(gt, costs, 1, consistent, exact_below=gt.size) == (INF if value is None else value)
 
 
+def interrupted_store(spec: str, folder: str) -> tuple[str, int]:
+    """A solve's store without its root's result (as a solve interrupted before the end leaves it), and the
+    optimum the solve proved."""
+    import sqlite3
+
+    path = f"{folder}/{spec.replace(':', '-')}.db"
+    value = solve_game(game_table(parse_game(spec)), "total", progress=False, store=path).proven["total"]
+    with sqlite3.connect(path) as con:
+        assert con.execute("DELETE FROM results WHERE depth = 0 AND exact = 1").rowcount == 1
+    return path, value
+
+
+@pytest.mark.parametrize("spec", ["bulls:4x6", "mastermind:4x5"])
+def test_what_a_store_has_proven_raises_the_bound_but_never_past_the_optimum(spec, tmp_path_factory):
+    """The exact parts and refuted probes of a solve's store: level by level never below the plain bound and never
+    above the optimum; on bulls, whose first questions are all alike, two levels read the root's parts from the
+    store and add up to the optimum."""
+    from strategy.search.store import Store
+
+    path, value = interrupted_store(spec, str(tmp_path_factory.mktemp("store")))
+    gt = game_table(parse_game(spec))
+    store = Store(path, gt.game, False)
+    plain = [lookahead_bound(gt, objectives.total(), levels) for levels in (1, 2, 3)]
+    stored = [lookahead_bound(gt, objectives.total(), levels, store=store) for levels in (1, 2, 3)]
+    assert all(p <= s <= value for p, s in zip(plain, stored)) and stored == sorted(stored)
+    assert stored[1] > plain[1]
+    if spec.startswith("bulls"):
+        assert stored[1] == value
+    within = lookahead_bound(gt, objectives.total(8), 2, store=store)  # another objective's results: not read
+    assert within == lookahead_bound(gt, objectives.total(8), 2)
+
+
 def test_the_bound_calls_the_kernels_with_the_searchs_argument_types():
     """One compiled overload each: two overloads of the recursive solve crash when loaded from numba's cache
     (the lookahead once passed its questions so far as int32, the search as int64)."""
@@ -111,6 +143,18 @@ def test_the_cli_prints_the_bound_as_text_or_json():
     r = run_cli("bound", "--game", "bulls:3x6", "--levels", "1", "--exact-below", "120", "--quiet")
     assert r.returncode == 0 and r.stdout.startswith("bulls:3x6 total: at least 436 questions") and (
         "(proven by 1 levels of lookahead, sets of at most 120 secrets searched exactly, " in r.stdout)
+
+
+def test_the_cli_reads_a_store_and_refuses_a_missing_or_foreign_one(tmp_path_factory):
+    path, value = interrupted_store("bulls:4x6", str(tmp_path_factory.mktemp("store")))
+    r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--store", path, "--json")
+    out = orjson.loads(r.stdout)
+    assert r.returncode == 0 and out["lower_bound"] == value and out["store"] == path
+    r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--store", path, "--quiet")
+    assert r.returncode == 0 and f"what '{path}' has proven" in r.stdout
+    for game, store, says in (("bulls:4x6", path + ".none", "does not exist"), ("bulls:4x7", path, "not 'bulls:4x7'")):
+        r = run_cli("bound", "--game", game, "--store", store)
+        assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():

@@ -1,7 +1,9 @@
 """Every tree in trees/ solves every secret, and shows the figures its proof claims."""
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 
 import pytest
 
@@ -288,6 +290,7 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
     from strategy.search import objectives
     from strategy.search.lookahead import lookahead_bound
+    from strategy.search.solve import solve_game
 
     generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
     gt, _, stats, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
@@ -305,6 +308,20 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert three < higher == tree.load(path).generator["lookahead"]["bound"] and higher <= stats.total
     assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
         f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets")
+    # the solve's store, as an interrupted run leaves it (no root): two levels add its root's exact parts up
+    store = tmp_path / "stores" / "bulls-4x8.db"
+    store.parent.mkdir()
+    monkeypatch.setattr(tool, "frontier", lambda: {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
+    optimum = solve_game(gt, "total", progress=False, store=str(store)).proven["total"]
+    with contextlib.closing(sqlite3.connect(store)) as con, con:
+        con.execute("DELETE FROM results WHERE depth = 0")
+        exact = con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0]
+    tool.lookahead("bulls-4x8-total", 2, None)
+    record = tree.load(path).generator["lookahead"]
+    assert lookahead_bound(gt, objectives.total(), 2) < higher <= optimum == record["bound"]
+    assert record["levels"] == 2 and record["store_exact_results"] == exact
+    assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
+        f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store")
 
 
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):

@@ -26,7 +26,8 @@ only that. --improve N, instead of solving, makes every subtree over at most N s
 found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
 depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
 from. --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels,
-one more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly).
+one more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly; the
+exact values and bounds the solve's store holds are read where the lookahead meets them).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -35,10 +36,12 @@ tools/simulate_scaling.py measures on the logged tasks of the last run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import lzma
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -234,9 +237,17 @@ def improve(name: str, below: int, budget: float | None) -> None:
         part.unlink(missing_ok=True)
 
 
-def exactly(exact_below: int | None) -> str:
-    """How a lookahead bound treated small sets, for the table and the log."""
-    return f" and exact search below {exact_below} secrets" if exact_below else ""
+def exactly(exact_below: int | None, stored: int | None = None) -> str:
+    """How a lookahead bound treated small sets, and how many exact results of its store it read, for the table
+    and the log."""
+    return (f" and exact search below {exact_below} secrets" if exact_below else "") + (
+        f" and the {stored} exact results of its store" if stored else "")
+
+
+def exact_results(store: Path) -> int:
+    """How many exact results a store holds."""
+    with contextlib.closing(sqlite3.connect(store)) as con:
+        return con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0]
 
 
 def bound_options(bound_of: str) -> list[str]:
@@ -251,17 +262,22 @@ def bound_options(bound_of: str) -> list[str]:
 
 def lookahead(name: str, levels: int, budget: float | None, exact_below: int | None = None) -> None:
     """Raise an unfinished solve's proven bound by lookahead (`strategy bound`, sets of at most `exact_below`
-    secrets searched exactly), one level more at a time up to `levels` while `budget` seconds last; the deepest
-    finished is recorded (generator.lookahead) when it is the highest so far, and becomes the bound when it is
-    higher than the search's. The next run is given that tree, so it keeps the bound."""
+    secrets searched exactly, what the solve's store has proven read where the lookahead meets it), one level more
+    at a time up to `levels` while `budget` seconds last; the deepest finished is recorded (generator.lookahead)
+    when it is the highest so far, and becomes the bound when it is higher than the search's. The next run is
+    given that tree, so it keeps the bound."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
     doc = tree_io.load(path)
     generator = doc.generator
+    store = store_path(frontier().get(name, []))
+    restore(store)
+    stored = exact_results(store) if store is not None and store.exists() else None
     args = ["--game", doc.game.spec, *bound_options(generator["bound_of"]),
             *(["--consistent-only"] if generator.get("consistent_only") else []),
-            *(["--exact-below", str(exact_below)] if exact_below else [])]
+            *(["--exact-below", str(exact_below)] if exact_below else []),
+            *(["--store", str(store)] if stored is not None else [])]
     start, found = time.perf_counter(), None
     for k in range(1, levels + 1):
         left = None if budget is None else budget - (time.perf_counter() - start)
@@ -281,10 +297,11 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
     before = generator["lower_bound"]
     if found["lower_bound"] >= generator.get("lookahead", {}).get("bound", 0):  # an earlier, deeper one may be higher
         generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"],
-                                  **({"exact_below": exact_below} if exact_below else {})}
+                                  **({"exact_below": exact_below} if exact_below else {}),
+                                  **({"store_exact_results": stored} if stored else {})}
     generator["lower_bound"] = max(before, found["lower_bound"])
     tree_io.save(doc, path)
-    print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead{exactly(exact_below)} in "
+    print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead{exactly(exact_below, stored)} in "
           f"{found['seconds']} s (the search's bound: {before})", flush=True)
 
 
@@ -471,7 +488,8 @@ def unfinished_rows(names: list[str]) -> list[list[str]]:
         stage = "".join(f"{key} {value} proven; " for key, value in doc.generator.get("proven_so_far", {}).items())
         borrowed = ""
         ahead = doc.generator.get("lookahead")
-        by = (f", by {ahead['levels']} levels of lookahead{exactly(ahead.get('exact_below'))}"
+        how = exactly(ahead.get("exact_below"), ahead.get("store_exact_results")) if ahead else ""
+        by = (f", by {ahead['levels']} levels of lookahead{how}"
               if ahead and ahead["bound"] == lb else "")
         if bound_of.startswith("total-within-"):
             least = least_total_bound(doc.game.spec)

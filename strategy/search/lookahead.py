@@ -19,6 +19,11 @@ With `exact_below` N, a set of at most N secrets at any level is not bounded but
 engine, with the cut-off that is left there (its value, or a proven bound once it reaches the cut-off):
 small sets are where the level-fill bound is loosest and the search cheapest, so this raises the bound
 for a little time (bulls 4 of 10, three levels: 25452 -> 25983 with N = 200, in 2 s).
+
+With a `store` (a solve's, `strategy solve --store`), what the search has proven is used where the lookahead
+meets it: a set's exact value ends the lookahead there, and a set's or a probe's proven lower bound raises
+the lookahead's. An interrupted solve of the open games proves the small sets near the root exactly long
+before it finishes; their values and the lookahead's bounds of the others add up to the game's bound.
 """
 from __future__ import annotations
 
@@ -31,18 +36,24 @@ from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import GameTable, split
 from .objectives import Costs
+from .driver import Plan
 from .solve import tt_bits_for
+from .store import Store, set_key
 from .worker import Engine, Spec, Stopped, wait_for
 
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
+STORE_PROBES_ABOVE = Plan().min_size  # sets this large are the ones the driver splits into probes, whose bounds
+# the store holds: the probes of smaller sets are not looked up (a search of a small set stores the set's bound)
 
 
 class Lookahead:
     """The lookahead bounds of one game and objective (one engine's symmetry caches and scratch arrays)."""
 
     def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
-                 on_node: Callable[[], None] | None = None, exact_below: int = 0):
+                 on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None):
         self.gt = gt
+        self.store = store
+        self.objective = costs.key
         tt_bits = tt_bits_for(gt.size) if exact_below > 2 else LOOKAHEAD_TT_BITS
         self.engine = Engine(gt, Spec(gt.game, costs, consistent_only, tt_bits))
         self.on_node = on_node
@@ -73,10 +84,19 @@ class Lookahead:
             raise Stopped()
         if self.on_node is not None:
             self.on_node()
+        key = set_key(self.objective, d, S) if self.store is not None else None
+        stored = self.store.get(key) if key is not None else None
+        if stored is not None and stored.exact:
+            return stored.value
+        floor = stored.value if stored is not None else 0  # the store's proven lower bound of S
+        if floor >= beta:
+            return floor
         if n <= self.exact_below:  # raises Stopped if asked to stop
-            return int(self.engine.solve(S, d, beta, history, b, threaded=False)[0])
+            return max(floor, int(self.engine.solve(S, d, beta, history, b, threaded=False)[0]))
         probes, lb, b_here = self.probes(S, d, b, history)
-        base = int(lb.min()) if len(lb) else int(INF)
+        if key is not None and n > STORE_PROBES_ABOVE:
+            lb = self.stored_probe_bounds(key, probes, lb)
+        base = max(floor, int(lb.min()) if len(lb) else int(INF))
         if levels <= 1 or base >= beta:
             return base
         gt = self.gt
@@ -107,8 +127,17 @@ class Lookahead:
                 part = members[starts[c]:starts[c + 1]]
                 value += self.bound(part, d + 1, b_here, deeper, levels - 1, min(best, beta) - value + fill(k))
                 value -= fill(k)
-            best = min(best, value)
+            best = min(best, max(value, int(lb[i])))
         return max(best, base)
+
+    def stored_probe_bounds(self, key: str, probes: np.ndarray, lb: np.ndarray) -> np.ndarray:
+        """The probes' level-fill bounds raised to what the store proves of each (a probe's exact value or bound)."""
+        raised = lb.copy()
+        for i, g in enumerate(probes):
+            stored = self.store.get(f"{key}/{int(g)}")
+            if stored is not None:
+                raised[i] = max(raised[i], stored.value)
+        return raised
 
     def game_bound(self, levels: int) -> int:
         """The lookahead bound of the whole game."""
@@ -118,14 +147,15 @@ class Lookahead:
 
 
 def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
-                    on_node: Callable[[], None] | None = None, exact_below: int = 0) -> int:
+                    on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
-    meets the objective's depth bound), sets of at most `exact_below` secrets searched exactly.
+    meets the objective's depth bound), sets of at most `exact_below` secrets searched exactly, and what
+    `store` has proven used where the lookahead meets it.
 
     It runs in a thread while this one waits: a Ctrl-C or a signal that arrived in the middle of a compiled
     call would otherwise surface as numba's SystemError instead of itself; here it stops the bound at its
     next node and is raised as it came."""
-    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below)
+    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store)
     out: list = []
 
     def run() -> None:

@@ -65,7 +65,9 @@ class Store:
                          "probes": "consistent" if consistent_only else "any"}
         fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
         try:
-            self.con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # one thread at a time uses a store, not always the one that opened it (the lookahead reads it from the
+            # thread it runs in, so that a Ctrl-C stops it)
+            self.con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA synchronous=NORMAL")
             if fresh:
