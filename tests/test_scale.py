@@ -506,3 +506,18 @@ def test_a_batch_of_probes_gives_each_probe_the_result_it_would_get_alone():
             if got.exact:
                 cut, exact_seen = got.value, exact_seen + 1
         assert exact_seen >= (1 if beta > 10 ** 8 else 0)
+
+
+@pytest.mark.parametrize("spec,smallest_first", [("bulls:4x7", True), ("mastermind:4x5", False)])
+def test_a_root_with_one_question_solves_its_parts_smallest_first(tmp_path, spec, smallest_first):
+    """Bulls asks one first question up to symmetry, whose every part must be solved: smallest first, so that an
+    interrupted run has proven the most parts. A root with several (Mastermind) may refute its first: largest
+    first, the sizes along the task paths say which."""
+    log = tmp_path / "log.jsonl"
+    solved(spec, jobs=2, log=str(log))
+    parts = {}
+    for row in map(orjson.loads, log.read_text().splitlines()):
+        if row["depth"] == 1 and row["path"][0] == 0:
+            parts.setdefault(row["path"][1], row["size"])
+    sizes = [parts[i] for i in sorted(parts)]
+    assert len(sizes) > 3 and sizes == sorted(sizes, reverse=not smallest_first)

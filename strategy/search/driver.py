@@ -402,7 +402,7 @@ class ProbeNode:
         self.hit = int(drv.engine.bounds[0][owner.d + 1]) if starts[gt.win + 1] > starts[gt.win] else 0
         history = np.append(owner.history, self.probe).astype(np.int64)
         sizes = [(starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win]
-        for i, (m, c) in enumerate(sorted(sizes, key=lambda x: (-x[0], x[1]))):
+        for i, (m, c) in enumerate(sorted(sizes, key=lambda x: (x[0] if self.solved_whole() else -x[0], x[1]))):
             if m == 0:
                 continue
             part = SetNode(drv, members[starts[c]:starts[c + 1]].copy(), owner.d + 1, history, owner.b_here, self,
@@ -423,6 +423,13 @@ class ProbeNode:
         for part in self.parts:
             if part.value is None:
                 drv.push(part.path, ("set", part))
+
+    def solved_whole(self) -> bool:
+        """Whether every part must be solved exactly whatever happens: the only question of a root (bulls: every first
+        question is alike). Its parts then go smallest first, so that an interrupted run has proven the most of them
+        (each exact in the store, where the lookahead bound reads it); elsewhere largest first, which refutes a probe
+        soonest."""
+        return self.owner.parent is None and len(self.owner.probes) == 1
 
     def cutoff(self) -> int:
         return self.owner.cutoff_for(self.pos)
