@@ -250,8 +250,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
     game = parse_game(args.game)
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
-    if args.store is not None and not os.path.isfile(args.store):
-        raise CommandError(f"store {quote(args.store)} does not exist")
+    if args.store is not None and not os.path.isfile(args.store):  # a bound reads a solve's store, never starts one
+        raise CommandError(f"store {quote(args.store)} " + ("is not a file" if os.path.exists(args.store) else
+                                                             "does not exist"))
     store = Store(args.store, game, args.consistent_only) if args.store is not None else None
     show = not args.quiet and not args.json
     if not compiled(exact, "probe_bounds") or (args.exact_below and not compiled(exact, "solve")):
