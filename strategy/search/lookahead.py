@@ -35,8 +35,8 @@ import numpy as np
 from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import GameTable, split
-from .objectives import Costs
 from .driver import Plan
+from .objectives import Costs
 from .solve import tt_bits_for
 from .store import Store, set_key
 from .worker import Engine, Spec, Stopped, wait_for
