@@ -521,3 +521,17 @@ def test_a_root_with_one_question_solves_its_parts_smallest_first(tmp_path, spec
             parts.setdefault(row["path"][1], row["size"])
     sizes = [parts[i] for i in sorted(parts)]
     assert len(sizes) > 3 and sizes == sorted(sizes, reverse=not smallest_first)
+
+
+def test_the_share_settled_weighs_the_parts_of_a_roots_only_question_by_their_size_squared():
+    """Solved smallest first, the small parts would otherwise count as most of the work; elsewhere secrets count."""
+    from types import SimpleNamespace
+
+    from strategy.search.driver import ProbeNode
+
+    node = object.__new__(ProbeNode)
+    node.owner = SimpleNamespace(parent=None, probes=[(0, 0, 0)], n=11)
+    node.parts = [SimpleNamespace(n=1, progress=lambda: 1.0), SimpleNamespace(n=9, progress=lambda: 4.5)]
+    assert node.progress() == pytest.approx(11 * (1 * 1 + 0.5 * 81) / 82)
+    node.owner.probes.append((1, 0, 0))  # a root with two questions, or any other set: settled secrets
+    assert node.progress() == 5.5

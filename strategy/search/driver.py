@@ -169,7 +169,7 @@ class SetNode:
         if self.probes is None:
             return 0.0
         first = self.launched.get(0)
-        phase_one = sum(p.progress() for p in first.parts) if first is not None else 0.0
+        phase_one = first.progress() if first is not None else 0.0
         others = len(self.probes) - 1
         if others <= 0:
             return phase_one
@@ -430,6 +430,16 @@ class ProbeNode:
         (each exact in the store, where the lookahead bound reads it); elsewhere largest first, which refutes a probe
         soonest."""
         return self.owner.parent is None and len(self.owner.probes) == 1
+
+    def progress(self) -> float:
+        """Settled secrets of its parts. The parts of a root's only question, solved smallest first, are weighted by
+        the square of their size instead, a guess at the work they hold (on bulls 5 of 9 the parts of 10 to 1440
+        secrets, a third of the game, took 20 minutes on 2 cores, and one of 2520 took more than an hour alone):
+        counted by secrets, the share settled would rise far faster than the work done."""
+        if not self.solved_whole():
+            return sum(p.progress() for p in self.parts)
+        weight = sum(p.n ** 2 for p in self.parts)
+        return self.owner.n * sum(p.progress() * p.n for p in self.parts) / weight if weight else 0.0
 
     def cutoff(self) -> int:
         return self.owner.cutoff_for(self.pos)
