@@ -524,8 +524,8 @@ def write_unfinished(names: list[str]) -> None:
                 "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
                 f"and runs it at the efficiency simulated from the last run's task log (the driver spending {1000 * DISPATCH:.0f} ms "
                 "on each task it sends out): an extrapolation, not a bound, "
-                "and an optimistic one, since the settled share grows fastest at the start of a run (on bulls, whose first "
-                "question's parts are solved smallest first, far fastest: the largest parts hold most of the work); when the last run "
+                "and an optimistic one, since the settled share grows fastest at the start of a run (the parts of bulls' first "
+                "question, solved smallest first, count by the square of their size); when the last run "
                 "resumed a store, the second figure runs the share still open at that run's rate instead. "
                 "Run the same command again to resume from the stores (restored from `trees/progress/` on a new machine).")
 
