@@ -41,7 +41,6 @@ import gzip
 import lzma
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -62,7 +61,7 @@ from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
 from strategy.rules import GameError  # noqa: E402
-from strategy.search.store import compact  # noqa: E402
+from strategy.search.store import Store, compact  # noqa: E402
 
 STORES = ROOT / "stores"
 PARTIAL = ROOT / "build" / "partial"
@@ -244,12 +243,6 @@ def exactly(exact_below: int | None, stored: int | None = None) -> str:
         f" and the {stored} exact results of its store" if stored else "")
 
 
-def exact_results(store: Path) -> int:
-    """How many exact results a store holds."""
-    with contextlib.closing(sqlite3.connect(store)) as con:
-        return con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0]
-
-
 def bound_options(bound_of: str) -> list[str]:
     """The options of `strategy bound` for the stage a best tree found is bounded on."""
     if bound_of == "total":
@@ -273,7 +266,10 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
     generator = doc.generator
     store = store_path(frontier().get(name, []))
     restore(store)
-    stored = exact_results(store) if store is not None and store.exists() else None
+    stored = None
+    if store is not None and store.exists():
+        with contextlib.closing(Store(store, doc.game, bool(generator.get("consistent_only")))) as opened:
+            stored = opened.count(exact=True)
     args = ["--game", doc.game.spec, *bound_options(generator["bound_of"]),
             *(["--consistent-only"] if generator.get("consistent_only") else []),
             *(["--exact-below", str(exact_below)] if exact_below else []),

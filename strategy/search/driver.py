@@ -402,7 +402,8 @@ class ProbeNode:
         self.hit = int(drv.engine.bounds[0][owner.d + 1]) if starts[gt.win + 1] > starts[gt.win] else 0
         history = np.append(owner.history, self.probe).astype(np.int64)
         sizes = [(starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win]
-        for i, (m, c) in enumerate(sorted(sizes, key=lambda x: (x[0] if self.solved_whole() else -x[0], x[1]))):
+        sign = 1 if self.solved_whole() else -1
+        for i, (m, c) in enumerate(sorted(sizes, key=lambda x: (sign * x[0], x[1]))):
             if m == 0:
                 continue
             part = SetNode(drv, members[starts[c]:starts[c + 1]].copy(), owner.d + 1, history, owner.b_here, self,
