@@ -535,3 +535,27 @@ def test_the_share_settled_weighs_the_parts_of_a_roots_only_question_by_their_si
     assert node.progress() == pytest.approx(11 * (1 * 1 + 0.5 * 81) / 82)
     node.owner.probes.append((1, 0, 0))  # a root with two questions, or any other set: settled secrets
     assert node.progress() == 5.5
+
+
+def test_the_share_settled_of_a_split_set_counts_its_questions_worth_searching_alike():
+    """The first question is one of the questions still worth searching, not half of the work (on bulls 5 of 9 it was
+    about 1% of it); a question refuted by its listed bound counts nothing, one that runs is credited by its progress."""
+    from types import SimpleNamespace
+
+    from strategy.search.driver import INF, SetNode
+
+    node = object.__new__(SetNode)
+    node.n, node.done, node.parent = 100, False, None
+    node.drv = SimpleNamespace(root_beta=50)
+    node.incumbent, node.incumbent_pos = INF, -1
+    node.probes = [(p, bound, 0) for p, bound in enumerate((10, 20, 30, 60, 49))]  # 60: refuted by its bound
+    node.proven = {}
+    node.launched = {0: SimpleNamespace(done=False, progress=lambda: 40.0)}
+    assert node.progress() == pytest.approx(100 * 0.4 / 4)
+    node.launched = {0: SimpleNamespace(done=True), 1: SimpleNamespace(done=False, progress=lambda: 50.0)}
+    assert node.progress() == pytest.approx(100 * 1.5 / 4)
+    node.incumbent, node.incumbent_pos = 40, 0  # the first question's value: the question bounded by 49 is refuted too
+    assert node.progress() == pytest.approx(100 * 1.5 / 3)
+    node.proven = {2: 45}
+    node.launched[1] = SimpleNamespace(done=True)
+    assert node.progress() == pytest.approx(100.0)

@@ -162,20 +162,24 @@ class SetNode:
         return self.value if self.value is not None else self.lb
 
     def progress(self) -> float:
-        """Secrets of this set whose value is settled, as a share of its work: half of a split set is
-        credited by its first probe's parts, half by the share of its other probes already decided."""
+        """Secrets of this set whose value is settled, as a share of its work. Each question still worth searching
+        counts alike, credited by its own progress while it runs; one refuted by its listed bound cost nothing and
+        counts nothing. (Crediting half to the first question overstated it: on bulls 5 of 9 the first question of a
+        part of 2520 secrets took 203 worker-seconds, the refutations of the others about 15,000.)"""
         if self.done:
             return float(self.n)
         if self.probes is None:
             return 0.0
-        first = self.launched.get(0)
-        phase_one = first.progress() if first is not None else 0.0
-        others = len(self.probes) - 1
-        if others <= 0:
-            return phase_one
-        decided = sum(1 for pos in range(1, len(self.probes))
-                      if pos in self.proven or (pos in self.launched and self.launched[pos].done))
-        return 0.5 * phase_one + 0.5 * self.n * decided / others
+        cut = self.cutoff()  # cutoff_for(pos) without walking up to the root for every probe
+        units, settled = 0, 0.0
+        for pos, (_, bound, _) in enumerate(self.probes):
+            node = self.launched.get(pos)
+            if node is not None:
+                units += 1
+                settled += 1.0 if node.done else min(1.0, node.progress() / self.n)
+            elif pos not in self.proven and bound < min(cut, self.incumbent + (pos < self.incumbent_pos)):
+                units += 1  # still to search
+        return self.n * settled / units if units else 0.0
 
     # -- life ---------------------------------------------------------------------------------------
     def bound_cheaply(self) -> None:
