@@ -153,10 +153,11 @@ class SetNode:
     def cutoff(self) -> int:
         return self.drv.root_beta if self.parent is None else self.parent.budget(self)
 
-    def cutoff_for(self, pos: int) -> int:
-        """A probe at `pos` must beat the incumbent (or equal it when it comes earlier in the order)."""
+    def cutoff_for(self, pos: int, cut: int | None = None) -> int:
+        """A probe at `pos` must beat the incumbent (or equal it when it comes earlier in the order); `cut`: this
+        set's cut-off when the caller has it already (it walks up to the root)."""
         inc = self.incumbent + (1 if pos < self.incumbent_pos else 0) if self.incumbent < INF else INF
-        return min(self.cutoff(), inc)
+        return min(self.cutoff() if cut is None else cut, inc)
 
     def bound(self) -> int:
         return self.value if self.value is not None else self.lb
@@ -170,14 +171,14 @@ class SetNode:
             return float(self.n)
         if self.probes is None:
             return 0.0
-        cut = self.cutoff()  # cutoff_for(pos) without walking up to the root for every probe
+        cut = self.cutoff()  # once, not for every probe
         units, settled = 0, 0.0
         for pos, (_, bound, _) in enumerate(self.probes):
             node = self.launched.get(pos)
             if node is not None:
                 units += 1
                 settled += 1.0 if node.done else min(1.0, node.progress() / self.n)
-            elif pos not in self.proven and bound < min(cut, self.incumbent + (pos < self.incumbent_pos)):
+            elif pos not in self.proven and bound < self.cutoff_for(pos, cut):
                 units += 1  # still to search
         return self.n * settled / units if units else 0.0
 
