@@ -344,6 +344,47 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
+def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_store_alone_starts_there(
+        tmp_path, monkeypatch):
+    """On an interruption each unfinished set the driver split keeps its proven bound in the store (the root's
+    too, which even the most compacted store ships): a run resumed from the store alone, with no partial file,
+    reports at least that bound at once (bulls 4 of 7, split finely, interrupted mid-search)."""
+    import numpy as np
+
+    from strategy.search import objectives, worker
+    from strategy.search.driver import Driver, Plan
+    from strategy.search.store import Store, compact, set_key
+
+    gt = game_table(parse_game("bulls:4x7"))
+    plan = Plan(min_size=10, split_probes=10, split_refuting=10)
+    store, small = tmp_path / "s.db", tmp_path / "small.db"
+    real_push = Driver.push_cutoffs
+
+    def interrupted_after(pushes: int) -> int:
+        calls = []
+
+        def push(self):
+            calls.append(1)
+            if len(calls) > pushes:
+                raise KeyboardInterrupt
+            return real_push(self)
+
+        monkeypatch.setattr(Driver, "push_cutoffs", push)
+        monkeypatch.setattr(worker, "_ENGINES", {})  # a fresh engine, as in a new process: nothing in memory
+        with pytest.raises(KeyboardInterrupt) as info:
+            solve_game(gt, "total", progress=False, store=str(small if pushes == 0 else store), plan=plan)
+        return info.value.partial.lower_bound
+
+    optimum = solved("bulls:4x7").proven["total"]
+    bound = interrupted_after(15)
+    assert bound < optimum
+    root = set_key(objectives.total().key, 0, np.arange(gt.size))
+    assert Store(store, gt.game, False).get(root).value == bound
+    compact(store, small, float("inf"))  # exact results and the root's bound only
+    assert Store(small, gt.game, False).get(root).value == bound
+    assert bound <= interrupted_after(0) <= optimum
+
+
 def test_a_full_disk_stops_the_solve_like_an_interruption_and_the_store_stays_usable(tmp_path, monkeypatch, capsys):
     """SQLite's page limit stands in for a full disk: one line, the partial tree written, the store consistent."""
     from strategy.cli import main

@@ -690,6 +690,20 @@ class Driver:
             elif node.lb > 0:
                 self.store.put(node.key, node.n, node.d, node.lb, False, None, node.seconds)
 
+    def keep_proven(self) -> None:
+        """On an interruption, store what each unfinished set split here has proven so far (probes refuted, parts
+        solved): a run resumed from the store alone then starts from those bounds, never reporting a weaker one."""
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if node.done or node.cancelled or node.probes is None:
+                continue
+            bound = _proven(node)
+            if 0 < bound < INF:
+                self.store.put(node.key, node.n, node.d, bound, False, None,
+                               sum(p.seconds() for p in node.launched.values()))
+            for probe in node.launched.values():
+                stack.extend(probe.parts)
 
     def push_cutoffs(self) -> None:
         """Tell running tasks about lower cut-offs."""
@@ -744,6 +758,8 @@ class Driver:
                 self.deadline.close()
                 self.deadline = None
             if self.store is not None:
+                if not root.done:
+                    self.keep_proven()
                 self.store.commit()
         if self.progress:
             self.progress(root.progress())

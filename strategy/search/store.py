@@ -150,8 +150,8 @@ class Store:
 
 
 def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: float) -> int:
-    """Copy a store into a new file with every exact result and the bounds that took at least `min_seconds`
-    to prove (the many quick ones cost less to find again than to carry): a store small enough to ship.
+    """Copy a store into a new file with every exact result, the bounds that took at least `min_seconds` to prove
+    (the many quick ones cost less to find again than to carry) and the roots' bounds: a store small enough to ship.
     Returns the number of results kept; the target is written whole or not at all."""
     if not os.path.isfile(source):
         raise FileError(f"store {quote(os.fspath(source))} does not exist")
@@ -164,7 +164,7 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
         con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
         con.execute("BEGIN")
         con.execute("INSERT INTO meta SELECT * FROM source.meta")
-        kept = con.execute("INSERT INTO results SELECT * FROM source.results WHERE exact = 1 OR seconds >= ?",
+        kept = con.execute("INSERT INTO results SELECT * FROM source.results WHERE exact = 1 OR seconds >= ? OR depth = 0",
                            (min_seconds,)).rowcount
         con.execute("COMMIT")
         con.execute("DETACH DATABASE source")
