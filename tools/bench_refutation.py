@@ -1,0 +1,127 @@
+"""Benchmark the engine on the work that fills the frontier: refuting the questions of a large set two questions deep.
+
+Usage: python tools/bench_refutation.py [--passes N [N ...]] [--every K]
+
+Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py --frontier):
+the part of the first question's 17th answer (0,2: 3120 secrets, parts taken smallest first), its question at
+position 3 and that question's largest part (696 secrets, depth 2); then runs, as a worker does, the probe task
+of every K-th of that set's questions at the cut-off the solve gave them (4105, which refutes every one). With
+--passes, each count of null-window passes (a compiled constant) runs in a copy of the package, in a process of
+its own, compiled before the clock starts; ratios are to the first count.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+PATH = (16, 3, 0)  # part of the first question (smallest first), question position, part (largest first)
+BETA = 4105
+
+
+def rebuild(every: int) -> dict:
+    """The sample's tasks run in this process's engine: times and the engine's counters."""
+    import time
+
+    import numpy as np
+
+    from strategy.engine import exact
+    from strategy.feedback_table import game_table, split
+    from strategy.rules import parse_game
+    from strategy.search import objectives
+    from strategy.search.worker import Engine, Spec, Task, run_on
+
+    gt = game_table(parse_game("bulls:5x9"))
+    engine = Engine(gt, Spec(gt.game, objectives.total(), False, 22))
+    a = engine._args()
+
+    def probe_list(S, d, history, b):
+        """The set's questions in the canonical order, and the branching it passes to its parts."""
+        probes, lb, sq, _, b_here, *_ = exact.probe_bounds(a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[10], a[9], S,
+                                                           np.int64(d), np.int64(b), a[6], history, np.int64(exact.INF),
+                                                           np.int64(-1), a[11])
+        return probes[np.lexsort((sq, lb))], int(b_here)
+
+    def parts(S, probe, smallest_first):
+        members, starts = split(gt.table, S, probe, len(gt.answers))
+        sizes = [(starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win and starts[c + 1] > starts[c]]
+        sizes.sort(key=lambda x: (x[0] if smallest_first else -x[0], x[1]))
+        return [members[starts[c]:starts[c + 1]].copy() for _, c in sizes]
+
+    S = np.arange(gt.size, dtype=np.int32)
+    probes, b = probe_list(S, 0, np.zeros(0, dtype=np.int64), engine.root_branching)
+    first = int(probes[0])
+    X = parts(S, first, smallest_first=True)[PATH[0]]
+    probes, b = probe_list(X, 1, np.array([first], dtype=np.int64), b)
+    question = int(probes[PATH[1]])
+    Y = parts(X, question, smallest_first=False)[PATH[2]]
+    history = np.array([first, question], dtype=np.int64)
+    probes, _ = probe_list(Y, 2, history, b)
+    sample = [int(p) for p in probes[::every]]
+    run_on(engine, Task("warm", Y, 2, history, b, 1, probe=sample[0]), None, threaded=False)  # compiles
+    engine.tt[:] = 0
+    before = engine.counters.copy()
+    refuted = 0
+    start = time.perf_counter()
+    for p in sample:
+        r = run_on(engine, Task(f"{p}", Y, 2, history, b, BETA, probe=p), None, threaded=False)
+        refuted += not r.exact and r.value >= BETA
+    seconds = time.perf_counter() - start
+    counters = (engine.counters - before).tolist()
+    return {"set": len(Y), "questions": len(probes), "tasks": len(sample), "refuted": refuted, "seconds": seconds,
+            "nodes": counters[exact.C_NODES], "pairs": counters[exact.C_PAIRS]}
+
+
+def package_with(passes: int, into: Path) -> Path:
+    """A copy of the package whose engine makes this many null-window passes."""
+    shutil.copytree(ROOT / "strategy", into / "strategy", ignore=shutil.ignore_patterns("__pycache__"))
+    kernel = into / "strategy" / "engine" / "exact.py"
+    source, n = re.subn(r"^NULL_WINDOW_PASSES = \d+", f"NULL_WINDOW_PASSES = {passes}", kernel.read_text(), flags=re.M)
+    if n != 1:
+        raise SystemExit("NULL_WINDOW_PASSES not found in strategy/engine/exact.py")
+    kernel.write_text(source)
+    return into
+
+
+def run_in(path: Path, every: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", "--every", str(every)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(path)), cwd=tempfile.gettempdir())
+    if out.returncode:
+        raise SystemExit(f"benchmark process failed: {out.stderr.strip().splitlines()[-1:]}")
+    return orjson.loads(out.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--passes", type=int, nargs="+", metavar="N", help="null-window pass counts to compare "
+                        "(default: the engine as it is)")
+    parser.add_argument("--every", type=int, default=25, metavar="K", help="time every K-th question (default 25)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.every < 1:
+        parser.error("--every must be at least 1")
+    if args.worker:
+        print(orjson.dumps(rebuild(args.every)).decode())
+        return
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for passes in args.passes or [None]:
+            path = ROOT if passes is None else package_with(passes, Path(tmp) / f"p{passes}")
+            r = run_in(path, args.every)
+            label = "as is" if passes is None else f"{passes} passes"
+            ratio = f"{r['seconds'] / rows[0][1]['seconds']:.2f}x" if rows else "1.00x"
+            rows.append((label, r))
+            print(f"{label:10} {r['tasks']} of {r['questions']} questions of a set of {r['set']}, {r['refuted']} refuted: "
+                  f"{r['seconds']:7.2f} s {ratio:>6}  nodes {r['nodes']}  pairs {r['pairs'] / 1e9:.1f}e9", flush=True)
+
+
+if __name__ == "__main__":
+    main()
