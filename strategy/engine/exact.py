@@ -852,7 +852,7 @@ BITS_MAX = 64
 # Null-window tests before deep solves (see solve): the passes, and the least part size tested. Measured
 # (bulls 4 of 9, Mastermind 4x7 and 4x8, bulls 4 of 10): 3 to 12 passes alike, hundreds far slower (bulls 4
 # of 10: 10x); on the refutations that fill the frontier (tools/bench_refutation.py: bulls 5 of 9, depth 2),
-# 12 passes take 2.6x less time than 3 (a third of the nodes), 20 about 3x; parts from 3 to 8 secrets up
+# 12 passes take 2.9x less time than 3 (28% of the nodes), 20 passes 3.2x; parts from 3 to 8 secrets up
 # alike, from 16 up slower.
 NULL_WINDOW_PASSES = 12
 NULL_WINDOW_MIN = 8
