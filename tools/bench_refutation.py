@@ -108,6 +108,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.every < 1:
         parser.error("--every must be at least 1")
+    if args.passes and min(args.passes) < 0:
+        parser.error("--passes must be 0 or more")
     if args.worker:
         print(orjson.dumps(rebuild(args.every)).decode())
         return
@@ -124,4 +126,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("interrupted")
