@@ -39,3 +39,19 @@ def mm46():
     from strategy.rules import parse_game
 
     return game_table(parse_game("mastermind:4x6"))
+
+
+def interrupt_after(monkeypatch, pushes: int) -> None:
+    """Make the solve driver raise KeyboardInterrupt at its (pushes + 1)-th cut-off push, as a Ctrl-C would."""
+    from strategy.search.driver import Driver
+
+    real_push = Driver.push_cutoffs
+    calls = []
+
+    def push(self):
+        calls.append(1)
+        if len(calls) > pushes:
+            raise KeyboardInterrupt
+        return real_push(self)
+
+    monkeypatch.setattr(Driver, "push_cutoffs", push)

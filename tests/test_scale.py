@@ -22,7 +22,7 @@ from strategy.io.verify import measure
 from strategy.rules import parse_game
 from strategy.search.solve import solve_game
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, interrupt_after, run_cli
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
@@ -352,24 +352,15 @@ def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_s
     import numpy as np
 
     from strategy.search import objectives, worker
-    from strategy.search.driver import Driver, Plan
+    from strategy.search.driver import Plan
     from strategy.search.store import Store, compact, set_key
 
     gt = game_table(parse_game("bulls:4x7"))
     plan = Plan(min_size=10, split_probes=10, split_refuting=10)
     store, small = tmp_path / "s.db", tmp_path / "small.db"
-    real_push = Driver.push_cutoffs
 
     def interrupted_after(pushes: int) -> int:
-        calls = []
-
-        def push(self):
-            calls.append(1)
-            if len(calls) > pushes:
-                raise KeyboardInterrupt
-            return real_push(self)
-
-        monkeypatch.setattr(Driver, "push_cutoffs", push)
+        interrupt_after(monkeypatch, pushes)
         monkeypatch.setattr(worker, "_ENGINES", {})  # a fresh engine, as in a new process: nothing in memory
         with pytest.raises(KeyboardInterrupt) as info:
             solve_game(gt, "total", progress=False, store=str(small if pushes == 0 else store), plan=plan)

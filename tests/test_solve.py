@@ -10,7 +10,7 @@ from strategy.rules import parse_game
 from strategy.search.solve import solve_game
 from strategy.io.verify import measure
 
-from .conftest import run_cli
+from .conftest import interrupt_after, run_cli
 
 
 def solved(spec, objective="total", **kw):
@@ -261,15 +261,6 @@ def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(m
     assert partial.lower_bound >= 1  # no tree within worst - 1 questions: some secret needs all of them
 
 
-def _interrupted_at_once(monkeypatch) -> None:
-    from strategy.search.driver import Driver
-
-    def interrupted(self):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(Driver, "push_cutoffs", interrupted)
-
-
 def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeypatch, tmp_path):
     """A tree known beforehand (--incumbent, or what --partial FILE holds from an earlier run) competes
     for the best tree found, and the bound an earlier partial file proved is kept, so a resumed run never
@@ -284,7 +275,7 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     spec = "bulls:4x6"
     gt = game_table(parse_game(spec))
     optimal, stats = solved(spec)
-    _interrupted_at_once(monkeypatch)
+    interrupt_after(monkeypatch, 0)
     with pytest.raises(KeyboardInterrupt) as info:
         solve_game(gt, "total", progress=False)
     # alone, the better of the greedy trees: here entropy's (1450), not expected size's (1459)
@@ -338,7 +329,7 @@ def test_an_interrupted_solve_takes_the_cheaper_subtree_of_its_known_trees_at_ev
     and greedy (minimax) under the others: the best tree found takes the optimal half of each, cheaper than
     either (bulls 4 of 6, interrupted before the search started and after it had solved some of the parts
     it splits itself, where the search's line leads)."""
-    from strategy.search.driver import Driver, Plan
+    from strategy.search.driver import Plan
     from strategy.search.heuristics import build
 
     spec = "bulls:4x6"
@@ -352,16 +343,7 @@ def test_an_interrupted_solve_takes_the_cheaper_subtree_of_its_known_trees_at_ev
               for half in (0, 1)]
     costs = [measure(gt.game, t)[0].total for t in halves]
     assert min(costs) > stats.total
-    calls = []
-
-    def interrupted(self):
-        calls.append(1)
-        if len(calls) > pushes:
-            raise KeyboardInterrupt
-        return real_push(self)
-
-    real_push = Driver.push_cutoffs
-    monkeypatch.setattr(Driver, "push_cutoffs", interrupted)
+    interrupt_after(monkeypatch, pushes)
     with pytest.raises(KeyboardInterrupt) as info:
         solve_game(gt, "total", progress=False, incumbents=halves, plan=Plan(min_size=10))
     assert measure(gt.game, info.value.partial.tree)[0].total == stats.total

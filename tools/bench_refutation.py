@@ -37,18 +37,17 @@ def rebuild(every: int) -> dict:
     from strategy.feedback_table import game_table, split
     from strategy.rules import parse_game
     from strategy.search import objectives
+    from strategy.search.driver import Driver
     from strategy.search.worker import Engine, Spec, Task, run_on
 
     gt = game_table(parse_game("bulls:5x9"))
     engine = Engine(gt, Spec(gt.game, objectives.total(), False, 22))
-    a = engine._args()
+    driver = Driver(engine, engine.spec, None)  # only its canonical probe list is used
 
     def probe_list(S, d, history, b):
         """The set's questions in the canonical order, and the branching it passes to its parts."""
-        probes, lb, sq, _, b_here, *_ = exact.probe_bounds(a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[10], a[9], S,
-                                                           np.int64(d), np.int64(b), a[6], history, np.int64(exact.INF),
-                                                           np.int64(-1), a[11])
-        return probes[np.lexsort((sq, lb))], int(b_here)
+        probes, _, _, b_here = driver.probe_list(S, d, history, b, exact.INF)
+        return probes, b_here
 
     def parts(S, probe, smallest_first):
         members, starts = split(gt.table, S, probe, len(gt.answers))
