@@ -233,6 +233,20 @@ def test_parts_are_searched_largest_first(sizes):
     assert list(order[:k]) == sorted((c for c, m in enumerate(sizes) if m > 2), key=lambda c: (-sizes[c], c))
 
 
+@given(sizes=st.lists(st.integers(0, 40), min_size=1, max_size=32), data=st.data(),
+       gap=st.integers(0, 100) | st.integers(0, 2**41))
+def test_a_pass_shares_what_a_probe_lacks_among_its_large_inexact_parts(sizes, data, gap):
+    """Each tested part's cut-off rises by the even share of the missing cost over the large parts still
+    inexact, never by less than 1 (a cut-off at the part's bound would prove nothing)."""
+    exact_flags = data.draw(st.lists(st.booleans(), min_size=len(sizes), max_size=len(sizes)))
+    order = np.empty(len(sizes), dtype=np.int64)
+    big = exact.largest_first(np.array(sizes, dtype=np.int64), order)
+    step = exact.window_step(gap, np.array(sizes, dtype=np.int64), order, np.array(exact_flags), big)
+    k = sum(1 for c in order[:big] if sizes[c] >= exact.NULL_WINDOW_MIN and not exact_flags[c])
+    assert step == (gap // k if k and gap > k else 1)
+    assert step >= 1 and (k * step <= gap or step == 1)
+
+
 def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(monkeypatch):
     """Interrupted in its fewest-at-depth stage, a worst-then-fewest solve still reports the minimum worst
     case that its first stage proved (the partial tree's generator records it as proven_so_far), its

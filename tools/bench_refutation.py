@@ -1,13 +1,14 @@
 """Benchmark the engine on the work that fills the frontier: refuting the questions of a large set two questions deep.
 
-Usage: python tools/bench_refutation.py [--passes N [N ...]] [--every K]
+Usage: python tools/bench_refutation.py [--against DIR] [--passes N [N ...]] [--every K]
 
 Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py --frontier):
 the part of the first question's 17th answer (0,2: 3120 secrets, parts taken smallest first), its question at
 position 3 and that question's largest part (696 secrets, depth 2); then runs, as a worker does, the probe task
 of every K-th of that set's questions at the cut-off the solve gave them (4105, which refutes every one). With
 --passes, each count of null-window passes (a compiled constant) runs in a copy of the package, in a process of
-its own, compiled before the clock starts; ratios are to the first count.
+its own, compiled before the clock starts; ratios are to the first count. With --against, the strategy package
+of DIR (an older checkout, say) runs first and the ratios are to it.
 """
 from __future__ import annotations
 
@@ -102,6 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--passes", type=int, nargs="+", metavar="N", help="null-window pass counts to compare "
                         "(default: the engine as it is)")
+    parser.add_argument("--against", type=Path, metavar="DIR", help="a directory holding another strategy package "
+                        "(an older checkout) to time first")
     parser.add_argument("--every", type=int, default=25, metavar="K", help="time every K-th question (default 25)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -109,15 +112,17 @@ def main() -> None:
         parser.error("--every must be at least 1")
     if args.passes and min(args.passes) < 0:
         parser.error("--passes must be 0 or more")
+    if args.against and not (args.against / "strategy" / "engine" / "exact.py").is_file():
+        parser.error(f"--against: no strategy package in {args.against}")
     if args.worker:
         print(orjson.dumps(rebuild(args.every)).decode())
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for passes in args.passes or [None]:
-            path = ROOT if passes is None else package_with(passes, Path(tmp) / f"p{passes}")
+        runs = [("against", args.against.resolve())] if args.against else []
+        runs += [(f"{n} passes", package_with(n, Path(tmp) / f"p{n}")) for n in args.passes or []]
+        for label, path in runs if args.passes else runs + [("as is", ROOT)]:
             r = run_in(path, args.every)
-            label = "as is" if passes is None else f"{passes} passes"
             ratio = f"{r['seconds'] / rows[0][1]['seconds']:.2f}x" if rows else "1.00x"
             rows.append((label, r))
             print(f"{label:10} {r['tasks']} of {r['questions']} questions of a set of {r['set']}, {r['refuted']} refuted: "

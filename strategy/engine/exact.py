@@ -24,9 +24,9 @@ larger sets, counters for the canonical probes only (one per symmetry class,
 probes whose bound is below the cut-off are reduced to their symmetry classes.
 
 Probes are tried by increasing bound (then sum of squared part sizes, then code), popped from a heap
-since most nodes stop after a few; a probe's large parts get null-window tests (searched with their
-bound + 1 as the cut-off) before the parts are searched largest first with the cut-off left by the
-others' bounds. A node is settled by its scan alone when a probe whose parts are all exact (one or two secrets)
+since most nodes stop after a few; a probe's large parts get narrow-window tests (searched with their
+bound + a share of what the probe lacks as the cut-off, `window_step`) before the parts are searched
+largest first with the cut-off left by the others' bounds. A node is settled by its scan alone when a probe whose parts are all exact (one or two secrets)
 has the least bound of all probes, or meets the node's known lower bound. At a node of
 at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
 (`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
@@ -849,13 +849,29 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
 # candidate's split of a part is one popcount per answer instead of a table lookup per pair.
 BITS_MAX = 64
 
-# Null-window tests before deep solves (see solve): the passes, and the least part size tested. Measured
-# (bulls 4 of 9, Mastermind 4x7 and 4x8, bulls 4 of 10): 3 to 12 passes alike, hundreds far slower (bulls 4
-# of 10: 10x); on the refutations that fill the frontier (tools/bench_refutation.py: bulls 5 of 9, depth 2),
-# 12 passes take 2.9x less time than 3 (28% of the nodes), 20 passes 3.2x; parts from 3 to 8 secrets up
-# alike, from 16 up slower.
+# Narrow-window tests before deep solves (see solve): the passes, and the least part size tested. Measured
+# with a step of 1 (bulls 4 of 9, Mastermind 4x7 and 4x8, bulls 4 of 10): 3 to 12 passes alike, hundreds far
+# slower (bulls 4 of 10: 10x); on the refutations that fill the frontier (tools/bench_refutation.py: bulls 5
+# of 9, depth 2), 12 passes take 2.9x less time than 3 (28% of the nodes), 20 passes 3.2x; parts from 3 to 8
+# secrets up alike, from 16 up slower. With `window_step`, 6 to 20 passes search the same nodes there.
 NULL_WINDOW_PASSES = 12
 NULL_WINDOW_MIN = 8
+
+
+@numba.njit(cache=True)
+def window_step(gap, sizes, order, exact, big):
+    """How far a pass raises each tested part's cut-off: the probe's missing cost shared evenly among its
+    large parts still inexact, at least 1. Measured against a step of 1: bulls 5 of 9 refutations 0.66x the
+    pairs counted; whole solves of bulls 4 of 10 0.44x, Mastermind 4x8 0.67x, 5x5 0.55x the time (a step
+    sized by each part, or half the even share, did no better; twice it, worse)."""
+    k = 0
+    for ci in range(big):
+        c = order[ci]
+        if sizes[c] < NULL_WINDOW_MIN:
+            break
+        if not exact[c]:
+            k += 1
+    return gap // k if k > 0 and gap > k else 1
 
 
 @intrinsic
@@ -1214,17 +1230,19 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             part_lb[c] = v
             part_exact[c] = q >= 0
         child_history[-1] = probe
-        # then passes of null-window tests (each large part searched with its bound + 1 as the cut-off: cheap,
-        # and often enough to refute the probe), then the deep solves with the cut-offs those leave
+        # then passes of narrow-window tests (each large part searched with its bound + step as the cut-off, the
+        # step sharing what the probe still lacks: cheap, and often enough to refute it), then the deep solves
+        # with the cut-offs those leave
         for rnd in range(NULL_WINDOW_PASSES + 1):
             deep = rnd == NULL_WINDOW_PASSES
+            step = window_step(best - total, sizes, part_order, part_exact, big)
             for ci in range(big):
                 c = part_order[ci]
                 if total >= best or (not deep and sizes[c] < NULL_WINDOW_MIN):
                     break
                 if part_exact[c]:
                     continue
-                cut = best - total + part_lb[c] if deep else part_lb[c] + 1
+                cut = best - total + part_lb[c] if deep else part_lb[c] + step
                 v, q = solve(
                     table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
                     members(S, part_bits[c]) if bits else part[starts[c]:starts[c + 1]], d + 1,
