@@ -26,8 +26,9 @@ probes whose bound is below the cut-off are reduced to their symmetry classes.
 Probes are tried by increasing bound (then sum of squared part sizes, then code), popped from a heap
 since most nodes stop after a few; a probe's large parts get narrow-window tests (searched with their
 bound + a share of what the probe lacks as the cut-off, `window_step`) before the parts are searched
-largest first with the cut-off left by the others' bounds. A node is settled by its scan alone when a probe whose parts are all exact (one or two secrets)
-has the least bound of all probes, or meets the node's known lower bound. At a node of
+largest first with the cut-off left by the others' bounds. A node is settled by its scan alone when a
+probe whose parts are all exact (one or two secrets) has the least bound of all probes, or meets the
+node's known lower bound. At a node of
 at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
 (`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
