@@ -214,6 +214,23 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
     assert np.array_equal(scratch[7][:N], lb) and np.array_equal(scratch[8][:N], ex)
 
 
+@settings(max_examples=100, deadline=None)
+@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(1, 60), every=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_the_measured_branching_is_the_scans(spec, n, every, seed):
+    """max_parts (one bit per answer, ORed) gives the largest number of non-winning parts that the plain
+    scan counts, over every code or over a list of probes."""
+    gt = KERNEL_GAMES[spec]
+    N, n_classes = gt.size, len(gt.answers)
+    rng = np.random.default_rng(seed)
+    S = np.sort(rng.choice(N, min(n, N), replace=False)).astype(np.int32)
+    probes = np.arange(N, dtype=np.int32) if every else np.sort(rng.choice(N, min(N, 50), replace=False)).astype(np.int32)
+    bounds = exact.make_bounds(_costs("total", 9), n_classes, exact.TABLE_DEPTHS, 300)
+    lb, sq, ex = (np.empty(len(probes), dtype=t) for t in (np.int64, np.int64, np.bool_))
+    b_scan = exact.scan(gt.table, S, probes, 2, n_classes - 1, bounds, n_classes, gt.win, lb, sq, ex)
+    acc = np.empty(N, dtype=np.uint64)
+    assert exact.max_parts(gt.table, S, probes, every, gt.win, acc) == b_scan
+
+
 @settings(max_examples=200, deadline=None)
 @given(lb=st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=300), big=st.booleans(), data=st.data())
 def test_the_probe_queue_pops_in_the_search_order(lb, big, data):

@@ -28,7 +28,8 @@ since most nodes stop after a few; a probe's large parts get narrow-window tests
 bound + a share of what the probe lacks as the cut-off, `window_step`) before the parts are searched
 largest first with the cut-off left by the others' bounds. A node is settled by its scan alone when a
 probe whose parts are all exact (one or two secrets) has the least bound of all probes, or meets the
-node's known lower bound. At a node of
+node's known lower bound. A small set first measures the branching its probes really reach (`max_parts`:
+often far below its parent's), which alone often lifts its bound above the cut-off. At a node of
 at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
 (`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
@@ -520,6 +521,27 @@ def fast_bounds(table, S, probes, every, d, b, bounds, n_classes, win, scratch):
 
 
 @numba.njit(cache=True)
+def max_parts(table, S, probes, every, win, acc):
+    """The largest number of non-winning parts that any code (`every`) or any of `probes` splits S into,
+    for games of at most 64 answers: one bit per answer and probe, ORed over S, then counted."""
+    P = table.shape[0] if every else probes.shape[0]
+    acc[:P] = 0
+    for i in range(S.shape[0]):
+        row = table[S[i]]
+        if every:
+            for p in range(P):
+                acc[p] |= np.uint64(1) << np.uint64(row[p])
+        else:
+            for p in range(P):
+                acc[p] |= np.uint64(1) << np.uint64(row[probes[p]])
+    keep = ~(np.uint64(1) << np.uint64(win))
+    most = 0
+    for p in range(P):
+        most = max(most, popcount(acc[p] & keep))
+    return most
+
+
+@numba.njit(cache=True)
 def scan(table, S, probes, d, b, bounds, n_classes, win, lb, sumsq, ex):
     """Bounds of the given probes on S (counters per probe); returns the largest number of parts.
 
@@ -858,6 +880,12 @@ BITS_MAX = 64
 NULL_WINDOW_PASSES = 12
 NULL_WINDOW_MIN = 8
 
+# Sets up to this size measure their own branching (`max_parts`) before their scan. Of the sets that a scan
+# alone would prove above the cut-off, nearly all are proven by that branching's level fill; measured (bulls 5
+# of 9 refutations): 8x fewer nodes, 0.59x the time; whole solves of the classic games about even. Above 40
+# secrets few sets are proven that way and the count costs half a scan.
+BRANCHING_CHECK_MAX = 40
+
 
 @numba.njit(cache=True)
 def window_step(gap, sizes, order, exact, big):
@@ -1139,6 +1167,21 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             tt_store(tt, k1, k2, lb0 - off, 0, False, n)
         return lb0, -1
     n_classes = params[P_CLASSES]
+    if only_probe < 0 and 2 < n <= BRANCHING_CHECK_MAX and n_classes <= 64:
+        # the branching this set really allows, measured before its scan: b_parent is often far above it,
+        # and with it the set's own bound (`bound_set`) often reaches the cut-off, which the scan would prove
+        b_true = max_parts(table, S, S if params[P_CONSISTENT] else all_probes, params[P_CONSISTENT] == 0,
+                           params[P_WIN], scratch[0])
+        if b_true < b_parent:
+            b_parent = b_true
+            v, probe = bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b_parent)
+            if probe >= 0:
+                return v, probe
+            if v > lb0:
+                lb0 = v
+            if lb0 >= beta:
+                tt_store(tt, k1, k2, lb0 - off, 0, False, n)
+                return lb0, -1
     counters[C_NODES] += 1
     if only_probe >= 0:
         probes = np.full(1, only_probe, dtype=all_probes.dtype)
@@ -1291,7 +1334,7 @@ def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, count
         return S[0], b_parent
     probes, lb, sq, ex, b_here, stop, fail = probe_bounds(
         table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
-        value + 1, -1, scratch)
+        value + 1, np.int64(-1), scratch)  # typed, as the driver passes it: a literal -1 is a second overload
     queue, mask = probe_queue(lb, sq)
     no_live = np.int64(0)
     left = queue.shape[0]
