@@ -423,9 +423,9 @@ def test_ctrl_c_stops_a_threaded_greedy_build_within_a_second(tmp_path):
 
 def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
     CASES.append("solve --jobs 1 then SIGINT")
-    proc = start_cli("solve", "--game", "bulls:4x10", "--jobs", "1", "--quiet", "-o", str(tmp_path / "t.json"),
+    proc = start_cli("solve", "--game", "mastermind:4x9", "--jobs", "1", "--quiet", "-o", str(tmp_path / "t.json"),
                      tmp_path=tmp_path)
-    time.sleep(4)  # inside the search: imports, table and compiled code load in about 2 s, the search takes 8 s
+    time.sleep(4)  # inside the search: imports, table and compiled code load in about 2 s, the search takes minutes
     proc.send_signal(signal.SIGINT)
     start = time.perf_counter()
     _, err = proc.communicate(timeout=30)
@@ -434,9 +434,9 @@ def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
 
 
 def test_ctrl_c_stops_the_exact_endgames_of_a_build_within_seconds(tmp_path):
-    """The exact endgame of a whole game (bulls 4 of 10: an 8 s search on its thread) stops at Ctrl-C."""
+    """The exact endgame of a whole game (Mastermind 4x9: minutes of search on its thread) stops at Ctrl-C."""
     CASES.append("build --exact-below then SIGINT")
-    proc = start_cli("build", "--game", "bulls:4x10", "--strategy", "entropy", "--exact-below", "5040", "--quiet",
+    proc = start_cli("build", "--game", "mastermind:4x9", "--strategy", "entropy", "--exact-below", "6561", "--quiet",
                      "-o", str(tmp_path / "t.json"), tmp_path=tmp_path)
     time.sleep(4)  # inside the search: the greedy tree, the table and the compiled code take about 2 s
     proc.send_signal(signal.SIGINT)

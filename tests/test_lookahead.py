@@ -170,8 +170,9 @@ def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
     assert r.returncode == 2 and "feedback table" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("signum,args", [(2, ["--levels", "5"]), (15, ["--levels", "5"]),
-                                         (2, ["--levels", "1", "--exact-below", "5040"])])
+@pytest.mark.parametrize("signum,args", [(2, ["--game", "bulls:4x10", "--levels", "5"]),
+                                         (15, ["--game", "bulls:4x10", "--levels", "5"]),
+                                         (2, ["--game", "mastermind:4x9", "--levels", "1", "--exact-below", "6561"])])
 def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum, args):
     """A signal that lands in the middle of a compiled call stops the bound at its next node, or inside the
     exact search of a set (here the whole game), not with numba's SystemError: one line, exit 130 or 143,
@@ -184,11 +185,11 @@ def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum, args):
 
     from .conftest import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "bound", "--game", "bulls:4x10", *args],
+    proc = subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)),
                             preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
-    time.sleep(4)  # five levels of bulls 4 of 10, or its exact search on one process, take far longer
+    time.sleep(4)  # five levels of bulls 4 of 10, or the exact search of Mastermind 4x9, take far longer
     sent = time.monotonic()
     os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=60)

@@ -112,7 +112,8 @@ def test_ctrl_c_stops_a_long_solve_cleanly(tmp_path):
     from .conftest import ROOT
 
     out = tmp_path / "t.json"
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", "bulls:4x10", "--quiet", "-o", str(out)],
+    # Mastermind 4x9 takes minutes (bulls 4 of 10 became a 4-s solve, which a Ctrl-C at 4 s could miss)
+    proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", "mastermind:4x9", "--quiet", "-o", str(out)],
                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     time.sleep(4)
     proc.send_signal(signal.SIGINT)
