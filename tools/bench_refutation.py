@@ -121,7 +121,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = [("against", args.against.resolve())] if args.against else []
         runs += [(f"{n} passes", package_with(n, Path(tmp) / f"p{n}")) for n in args.passes or []]
-        for label, path in runs if args.passes else runs + [("as is", ROOT)]:
+        if not args.passes:
+            runs.append(("as is", ROOT))
+        for label, path in runs:
             r = run_in(path, args.every)
             ratio = f"{r['seconds'] / rows[0][1]['seconds']:.2f}x" if rows else "1.00x"
             rows.append((label, r))
