@@ -197,29 +197,33 @@ def _costs(kind: str, depth: int) -> np.ndarray:
 @settings(max_examples=200, deadline=None)
 @given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 15) | st.integers(16, 255),
        b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3),
-       kind=st.sampled_from(["total", "within", "fewest"]), depth=st.integers(3, 9), seed=st.integers(0, 2**32 - 1))
-def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, seed):
+       kind=st.sampled_from(["total", "within", "fewest"]), depth=st.integers(3, 9), every=st.booleans(),
+       seed=st.integers(0, 2**32 - 1))
+def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, every, seed):
     """The packed, byte-lane and byte-counter kernels (with their closed forms for parts within three
-    levels) give every code the bound, exact flag and branching that counting each probe's parts gives."""
+    levels) give every code, or a list of probes, the bound, exact flag and branching that counting each
+    probe's parts gives."""
     gt = KERNEL_GAMES[spec]
     N, n_classes = gt.size, len(gt.answers)
     n, b = min(n, N), min(b, n_classes - 1)
-    S = np.sort(np.random.default_rng(seed).choice(N, n, replace=False)).astype(np.int32)
+    rng = np.random.default_rng(seed)
+    S = np.sort(rng.choice(N, n, replace=False)).astype(np.int32)
     bounds = exact.make_bounds(_costs(kind, depth), n_classes, exact.TABLE_DEPTHS, 300)
     scratch = exact.make_scratch(N, n_classes)
-    probes = np.arange(N, dtype=np.int32)
-    b_fast = exact.fast_bounds(gt.table, S, probes, True, d, b, bounds, n_classes, gt.win, scratch)
-    lb, sq, ex = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64), np.empty(N, dtype=np.bool_)
+    probes = np.arange(N, dtype=np.int32) if every else np.sort(rng.choice(N, min(N, 50), replace=False)).astype(np.int32)
+    P = len(probes)
+    b_fast = exact.fast_bounds(gt.table, S, probes, every, d, b, bounds, n_classes, gt.win, scratch)
+    lb, sq, ex = np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64), np.empty(P, dtype=np.bool_)
     b_plain = exact.scan(gt.table, S, probes, d, b, bounds, n_classes, gt.win, lb, sq, ex)
     assert b_fast == b_plain
-    assert np.array_equal(scratch[7][:N], lb) and np.array_equal(scratch[8][:N], ex)
+    assert np.array_equal(scratch[7][:P], lb) and np.array_equal(scratch[8][:P], ex)
 
 
 @settings(max_examples=100, deadline=None)
 @given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(1, 60), every=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_the_measured_branching_is_the_scans(spec, n, every, seed):
     """max_parts (one bit per answer, ORed) gives the largest number of non-winning parts that the plain
-    scan counts, over every code or over a list of probes."""
+    scan counts, over every code or over a list of probes, in 32-bit words (at most 32 answers) or 64-bit."""
     gt = KERNEL_GAMES[spec]
     N, n_classes = gt.size, len(gt.answers)
     rng = np.random.default_rng(seed)
@@ -229,7 +233,8 @@ def test_the_measured_branching_is_the_scans(spec, n, every, seed):
     lb, sq, ex = (np.empty(len(probes), dtype=t) for t in (np.int64, np.int64, np.bool_))
     b_scan = exact.scan(gt.table, S, probes, 2, n_classes - 1, bounds, n_classes, gt.win, lb, sq, ex)
     acc = np.empty(N, dtype=np.uint64)
-    assert exact.max_parts(gt.table, S, probes, every, gt.win, acc) == b_scan
+    for width in {n_classes, 64}:  # as many answers as the game has, or as many as 64-bit words hold
+        assert exact.max_parts(gt.table, S, probes, every, gt.win, width, acc) == b_scan
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,6 +1,6 @@
 """Benchmark the engine on the work that fills the frontier: refuting the questions of a large set two questions deep.
 
-Usage: python tools/bench_refutation.py [--against DIR] [--passes N [N ...]] [--every K]
+Usage: python tools/bench_refutation.py [--against DIR] [--passes N [N ...]] [--every K] [--set I J K --beta B]
 
 Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py --frontier):
 the part of the first question's 17th answer (0,2: 3120 secrets, parts taken smallest first), its question at
@@ -8,7 +8,8 @@ position 3 and that question's largest part (696 secrets, depth 2); then runs, a
 of every K-th of that set's questions at the cut-off the solve gave them (4105, which refutes every one). With
 --passes, each count of null-window passes (a compiled constant) runs in a copy of the package, in a process of
 its own, compiled before the clock starts; ratios are to the first count. With --against, the strategy package
-of DIR (an older checkout, say) runs first and the ratios are to it.
+of DIR (an older checkout, say) runs first and the ratios are to it. With --set and --beta, another set of the same
+solve (the path a task row of its log names: part, question position, part) at the cut-off its tasks ran with.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ PATH = (16, 3, 0)  # part of the first question (smallest first), question posit
 BETA = 4105
 
 
-def rebuild(every: int) -> dict:
+def rebuild(every: int, path: tuple[int, int, int], beta: int) -> dict:
     """The sample's tasks run in this process's engine: times and the engine's counters."""
     import time
 
@@ -59,10 +60,15 @@ def rebuild(every: int) -> dict:
     S = np.arange(gt.size, dtype=np.int32)
     probes, b = probe_list(S, 0, np.zeros(0, dtype=np.int64), engine.root_branching)
     first = int(probes[0])
-    X = parts(S, first, smallest_first=True)[PATH[0]]
+    def pick(items, i, what):
+        if i >= len(items):
+            raise SystemExit(f"--set: there are only {len(items)} {what}")
+        return items[i]
+
+    X = pick(parts(S, first, smallest_first=True), path[0], "parts of the first question")
     probes, b = probe_list(X, 1, np.array([first], dtype=np.int64), b)
-    question = int(probes[PATH[1]])
-    Y = parts(X, question, smallest_first=False)[PATH[2]]
+    question = int(pick(probes, path[1], "questions of that part"))
+    Y = pick(parts(X, question, smallest_first=False), path[2], "parts of that question")
     history = np.array([first, question], dtype=np.int64)
     probes, _ = probe_list(Y, 2, history, b)
     sample = [int(p) for p in probes[::every]]
@@ -72,8 +78,8 @@ def rebuild(every: int) -> dict:
     refuted = 0
     start = time.perf_counter()
     for p in sample:
-        r = run_on(engine, Task(f"{p}", Y, 2, history, b, BETA, probe=p), None, threaded=False)
-        refuted += not r.exact and r.value >= BETA
+        r = run_on(engine, Task(f"{p}", Y, 2, history, b, beta, probe=p), None, threaded=False)
+        refuted += not r.exact and r.value >= beta
     seconds = time.perf_counter() - start
     counters = (engine.counters - before).tolist()
     return {"set": len(Y), "questions": len(probes), "tasks": len(sample), "refuted": refuted, "seconds": seconds,
@@ -91,8 +97,9 @@ def package_with(passes: int, into: Path) -> Path:
     return into
 
 
-def run_in(path: Path, every: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--worker", "--every", str(every)], capture_output=True, text=True,
+def run_in(path: Path, every: int, at: tuple[int, int, int], beta: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", "--every", str(every), "--set", *map(str, at),
+                          "--beta", str(beta)], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(path)), cwd=tempfile.gettempdir())
     if out.returncode:
         raise SystemExit(f"benchmark process failed: {out.stderr.strip().splitlines()[-1:]}")
@@ -106,16 +113,22 @@ def main() -> None:
     parser.add_argument("--against", type=Path, metavar="DIR", help="a directory holding another strategy package "
                         "(an older checkout) to time first")
     parser.add_argument("--every", type=int, default=25, metavar="K", help="time every K-th question (default 25)")
+    parser.add_argument("--set", type=int, nargs=3, default=PATH, metavar=("I", "J", "K"), help="the set: part I "
+                        "of the first question (smallest first), its question at position J, that question's part K "
+                        "(largest first); default %(default)s")
+    parser.add_argument("--beta", type=int, default=BETA, help="the cut-off of its tasks (default %(default)s)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.every < 1:
         parser.error("--every must be at least 1")
+    if min(args.set) < 0 or args.beta < 1:
+        parser.error("--set takes three positions of 0 or more and --beta a positive total")
     if args.passes and min(args.passes) < 0:
         parser.error("--passes must be 0 or more")
     if args.against and not (args.against / "strategy" / "engine" / "exact.py").is_file():
         parser.error(f"--against: no strategy package in {args.against}")
     if args.worker:
-        print(orjson.dumps(rebuild(args.every)).decode())
+        print(orjson.dumps(rebuild(args.every, tuple(args.set), args.beta)).decode())
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,7 +137,7 @@ def main() -> None:
         if not args.passes:
             runs.append(("as is", ROOT))
         for label, path in runs:
-            r = run_in(path, args.every)
+            r = run_in(path, args.every, tuple(args.set), args.beta)
             ratio = f"{r['seconds'] / rows[0][1]['seconds']:.2f}x" if rows else "1.00x"
             rows.append((label, r))
             print(f"{label:10} {r['tasks']} of {r['questions']} questions of a set of {r['set']}, {r['refuted']} refuted: "

@@ -169,10 +169,20 @@ def count_packed(table, S, probes, every, acc):
     if every:
         N = table.shape[0]
         acc[:N] = 0
-        for i in range(S.shape[0]):
+        one = np.uint64(1)
+        four = np.uint64(4)
+        n = S.shape[0]
+        i = 0
+        while i + 4 <= n:  # four rows per load and store of the counters: 1.5x faster than one
+            r0, r1, r2, r3 = table[S[i]], table[S[i + 1]], table[S[i + 2]], table[S[i + 3]]
+            for p in range(N):
+                acc[p] += ((one << (four * np.uint64(r0[p]))) + (one << (four * np.uint64(r1[p])))
+                           + (one << (four * np.uint64(r2[p]))) + (one << (four * np.uint64(r3[p]))))
+            i += 4
+        for i in range(i, n):
             row = table[S[i]]
             for p in range(N):
-                acc[p] += np.uint64(1) << np.uint64(4 * row[p])
+                acc[p] += one << (four * np.uint64(row[p]))
         return N
     P = probes.shape[0]
     acc[:P] = 0
@@ -253,6 +263,13 @@ def evaluate_packed(acc, P, n, d, b, bounds, win, lb, ex):
     return b_here
 
 
+@numba.njit(cache=True, inline="always")
+def _nibble(c):
+    """Class c's 4-bit counter increment in the low word (classes 0-15) or the high word (16-31)."""
+    one = np.uint64(1) << ((np.uint64(4) * c) & np.uint64(63))
+    return (one, np.uint64(0)) if c < 16 else (np.uint64(0), one)
+
+
 @numba.njit(cache=True)
 def count_lanes(table, S, probes, every, lo, hi, E0, O0, E1, O1):
     """Byte counters of the answer classes of S per probe (n <= 255, <= 32 classes), in lanes.
@@ -275,13 +292,24 @@ def count_lanes(table, S, probes, every, lo, hi, E0, O0, E1, O1):
         if two:
             lo[:P] = 0
             hi[:P] = 0
-            for i in range(start, stop):
+            i = start
+            if every:
+                while i + 4 <= stop:  # four rows per load and store of the counters: 1.2x faster than one
+                    r0, r1, r2, r3 = table[S[i]], table[S[i + 1]], table[S[i + 2]], table[S[i + 3]]
+                    for p in range(P):
+                        l0, h0 = _nibble(np.uint64(r0[p]))
+                        l1, h1 = _nibble(np.uint64(r1[p]))
+                        l2, h2 = _nibble(np.uint64(r2[p]))
+                        l3, h3 = _nibble(np.uint64(r3[p]))
+                        lo[p] += l0 + l1 + l2 + l3
+                        hi[p] += h0 + h1 + h2 + h3
+                    i += 4
+            for i in range(i, stop):
                 row = table[S[i]]
                 for p in range(P):
-                    c = np.uint64(row[p] if every else row[probes[p]])
-                    one = np.uint64(1) << ((np.uint64(4) * c) & np.uint64(63))
-                    lo[p] += one if c < 16 else np.uint64(0)
-                    hi[p] += one if c >= 16 else np.uint64(0)
+                    l0, h0 = _nibble(np.uint64(row[p] if every else row[probes[p]]))
+                    lo[p] += l0
+                    hi[p] += h0
         else:
             count_packed(table, S[start:stop], probes, every, lo)
         for p in range(P):
@@ -521,20 +549,49 @@ def fast_bounds(table, S, probes, every, d, b, bounds, n_classes, win, scratch):
 
 
 @numba.njit(cache=True)
-def max_parts(table, S, probes, every, win, acc):
+def max_parts(table, S, probes, every, win, n_classes, acc):
     """The largest number of non-winning parts that any code (`every`) or any of `probes` splits S into,
-    for games of at most 64 answers: one bit per answer and probe, ORed over S, then counted."""
+    for games of at most 64 answers: one bit per answer and probe, ORed over S, then counted.
+
+    Over every code of a game of at most 32 answers (the sets that measure their branching), the bits
+    are 32-bit words and eight secrets' rows are ORed per load and store of a word: measured on bulls 5
+    of 9 sets of 5 to 40 secrets, 2.3x faster than one row at a time in 64-bit words."""
+    n = S.shape[0]
+    if every and n_classes <= 32:
+        P = table.shape[0]
+        a32 = acc.view(np.uint32)
+        a32[:P] = 0
+        o = np.uint32(1)
+        i = 0
+        while i + 8 <= n:
+            r0, r1, r2, r3 = table[S[i]], table[S[i + 1]], table[S[i + 2]], table[S[i + 3]]
+            r4, r5, r6, r7 = table[S[i + 4]], table[S[i + 5]], table[S[i + 6]], table[S[i + 7]]
+            for p in range(P):
+                a32[p] |= ((o << np.uint32(r0[p])) | (o << np.uint32(r1[p])) | (o << np.uint32(r2[p]))
+                           | (o << np.uint32(r3[p])) | (o << np.uint32(r4[p])) | (o << np.uint32(r5[p]))
+                           | (o << np.uint32(r6[p])) | (o << np.uint32(r7[p])))
+            i += 8
+        for i in range(i, n):
+            row = table[S[i]]
+            for p in range(P):
+                a32[p] |= o << np.uint32(row[p])
+        keep32 = ~(o << np.uint32(win))
+        most = 0
+        for p in range(P):
+            most = max(most, popcount(np.uint64(a32[p] & keep32)))
+        return most
+    one = np.uint64(1)
     P = table.shape[0] if every else probes.shape[0]
     acc[:P] = 0
-    for i in range(S.shape[0]):
+    for i in range(n):
         row = table[S[i]]
         if every:
             for p in range(P):
-                acc[p] |= np.uint64(1) << np.uint64(row[p])
+                acc[p] |= one << np.uint64(row[p])
         else:
             for p in range(P):
-                acc[p] |= np.uint64(1) << np.uint64(row[probes[p]])
-    keep = ~(np.uint64(1) << np.uint64(win))
+                acc[p] |= one << np.uint64(row[probes[p]])
+    keep = ~(one << np.uint64(win))
     most = 0
     for p in range(P):
         most = max(most, popcount(acc[p] & keep))
@@ -1171,7 +1228,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         # the branching this set really allows, measured before its scan: b_parent is often far above it,
         # and with it the set's own bound (`bound_set`) often reaches the cut-off, which the scan would prove
         b_true = max_parts(table, S, S if params[P_CONSISTENT] else all_probes, params[P_CONSISTENT] == 0,
-                           params[P_WIN], scratch[0])
+                           params[P_WIN], n_classes, scratch[0])
         if b_true < b_parent:
             b_parent = b_true
             v, probe = bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b_parent)
