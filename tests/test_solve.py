@@ -219,6 +219,27 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, every, see
     assert np.array_equal(scratch[7][:P], lb) and np.array_equal(scratch[8][:P], ex)
 
 
+@pytest.mark.parametrize("spec", ["bulls:4x9", "mastermind:5x4"])
+def test_fast_bounds_count_parts_of_128_secrets_or_more(spec):
+    """A part of 128 to 255 secrets fills a byte lane past the guard bit of the SWAR excess: the bounds
+    are still every probe's level fill, as the plain scan counts them (one and two lane words)."""
+    gt = KERNEL_GAMES[spec]
+    N, n_classes = gt.size, len(gt.answers)
+    rng = np.random.default_rng(7)
+    row = gt.table[0]
+    big = np.flatnonzero(row == np.bincount(row).argmax())  # the largest part of the first code
+    assert len(big) >= 200
+    S = np.sort(np.concatenate([rng.choice(big, 170, replace=False), rng.choice(np.flatnonzero(row != row[big[0]]), 60, replace=False)])).astype(np.int32)
+    probes = np.arange(N, dtype=np.int32)
+    for d, b in ((3, 13), (1, 6), (2, 40)):
+        bounds = exact.make_bounds(_costs("total", 9), n_classes, exact.TABLE_DEPTHS, 300)
+        scratch = exact.make_scratch(N, n_classes)
+        exact.fast_bounds(gt.table, S, probes, True, d, b, bounds, n_classes, gt.win, scratch)
+        lb, sq, ex = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64), np.empty(N, dtype=np.bool_)
+        exact.scan(gt.table, S, probes, d, b, bounds, n_classes, gt.win, lb, sq, ex)
+        assert np.array_equal(scratch[7][:N], lb)
+
+
 @settings(max_examples=100, deadline=None)
 @given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(1, 60), every=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_the_measured_branching_is_the_scans(spec, n, every, seed):

@@ -383,8 +383,8 @@ def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
     top = min(n, t3)
     shape_ok = pb[top] < INF and pb[top] == c1 + c2 * (top - 1) + (c3 - c2) * max(0, top - t)
     check3 = n > t3
-    if check3 and t3 >= 127:
-        shape_ok = False
+    if (check3 and t3 >= 127) or n >= 128:
+        shape_ok = False  # t3 past a lane's range, or a lane of 128 or more, past the guard bit of _excess
     dc = c3 - c2 if n > t else 0
     zero = np.uint64(0)
     b_here = 0
