@@ -219,6 +219,45 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, every, see
     assert np.array_equal(scratch[7][:P], lb) and np.array_equal(scratch[8][:P], ex)
 
 
+_KERNEL_ENGINES: dict = {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), asked=st.integers(0, 2), n=st.integers(16, 255),
+       b=st.integers(3, 40), kind=st.sampled_from(["total", "within", "fewest"]), depth=st.integers(3, 9),
+       above=st.integers(0, 12) | st.integers(13, 400), stop=st.integers(-1, 3), seed=st.integers(0, 2**32 - 1))
+def test_sifted_probe_bounds_are_the_scan_of_every_code(spec, asked, n, b, kind, depth, above, stop, seed):
+    """probe_bounds counts only the codes `sift` cannot bound away by their answers alone: its probes, bounds,
+    squares, exact flags, branching, stop probe and fail-soft bound are those of the count of every code."""
+    from strategy.search.objectives import total
+    from strategy.search.worker import Engine, Spec
+
+    gt = KERNEL_GAMES[spec]
+    e = _KERNEL_ENGINES.get(spec) or _KERNEL_ENGINES.setdefault(spec, Engine(gt, Spec(gt.game, total(), False, 4)))
+    rng = np.random.default_rng(seed)
+    history = rng.choice(gt.size, asked, replace=False).astype(np.int64)
+    secret = int(rng.integers(gt.size))
+    S = np.flatnonzero(np.all(gt.table[history] == gt.table[history, secret][:, None], axis=0)).astype(np.int32)
+    if len(S) < 16:
+        return
+    S = np.sort(rng.choice(S, min(n, len(S)), replace=False)).astype(np.int32)
+    d, b = np.int64(asked + 1), np.int64(min(b, len(gt.answers) - 1))
+    bounds = exact.make_bounds(_costs(kind, depth), len(gt.answers), exact.TABLE_DEPTHS, 300)
+    common = (gt.table, gt.codes, gt.masks, e.perms, e.all_probes, e.params, e.counters, S, e.all_probes, True,
+              d, b, bounds, history)
+    alive = exact.bounded_then_reduced(*common, exact.INF, np.int64(-1), e.scratch, 0, exact.INF, False)[1]
+    if len(alive) == 0:
+        return
+    least = int(alive.min())
+    beta = np.int64(least + above)
+    stop_at = np.int64(-1 if stop < 0 else max(0, least - stop))
+    every = [np.copy(x) for x in exact.bounded_then_reduced(*common, beta, stop_at, e.scratch, 0, exact.INF, False)]
+    sifted = exact.probe_bounds(gt.table, gt.codes, gt.masks, e.perms, e.all_probes, e.params, e.zs, e.classes,
+                                e.counters, S, d, b, bounds, history, beta, stop_at, e.scratch)
+    for a, c in zip(every, sifted):
+        assert np.array_equal(a, c)
+
+
 @pytest.mark.parametrize("spec", ["bulls:4x9", "mastermind:5x4"])
 def test_fast_bounds_count_parts_of_128_secrets_or_more(spec):
     """A part of 128 to 255 secrets fills a byte lane past the guard bit of the SWAR excess: the bounds
@@ -512,8 +551,8 @@ def test_a_node_settled_by_its_scan_has_that_value(n, slack, seed):
     lb, sq, ex = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64), np.empty(N, dtype=np.bool_)
     exact.scan(gt.table, S, probes, 0, n_classes - 1, bounds, n_classes, gt.win, lb, sq, ex)
     known = max(0, value - slack)
-    i = exact.first_optimal(lb, ex, N, known)
-    assert exact.first_optimal(lb, ex, N, -1) == -1
+    i = exact.first_optimal(lb, ex, N, known, exact.INF)
+    assert exact.first_optimal(lb, ex, N, -1, exact.INF) == -1
     if i >= 0:
         assert lb[i] == value and ex[i] and not any(lb[j] == value and ex[j] for j in range(i))
     else:
