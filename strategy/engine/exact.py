@@ -987,7 +987,7 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
     n_classes = params[P_CLASSES]
     if n <= BYTES_MAX:
         if params[P_CONSISTENT] == 0:
-            if SIFT_MIN <= n and beta < INF and n_classes <= 64:
+            if SIFT_MIN <= n and beta < INF and 16 < n_classes <= 64:
                 pool = np.empty(all_probes.shape[0], dtype=all_probes.dtype)
                 kept, most, floor = sift(table, S, d, b, bounds, n_classes, params[P_WIN], beta, scratch, pool)
                 if kept >= 0:
@@ -1049,9 +1049,11 @@ NULL_WINDOW_MIN = 8
 # secrets few sets are proven that way and the count costs half a scan.
 BRANCHING_CHECK_MAX = 40
 
-# Sets of SIFT_MIN to BYTES_MAX secrets count only the codes `sift` cannot bound away, when those are under
-# 1/SIFT_GATHER of the codes (gathered rows cost more per code than the contiguous count of every code).
-# Measured on the bulls 5 of 9 refutations: about 80 codes of 15120 counted per set, 0.70x the time.
+# Sets of SIFT_MIN to BYTES_MAX secrets, in games of 17 to 64 answers, count only the codes `sift` cannot
+# bound away, when those are under 1/SIFT_GATHER of the codes (gathered rows cost more per code than the
+# contiguous count of every code). Measured on the bulls 5 of 9 refutations: about 80 codes of 15120 counted
+# per set, 0.66x the time; from 8 secrets alike. Games of at most 16 answers count in one word per code,
+# cheaply enough that sifting lost 5% (bulls 4 of 10, Mastermind 4x8).
 SIFT_MIN = 16
 SIFT_GATHER = 4
 
