@@ -18,7 +18,7 @@ whose level-fill bound reaches it are never expanded.
 With `exact_below` N, a set of at most N secrets at any level is not bounded but searched by the exact
 engine, with the cut-off that is left there (its value, or a proven bound once it reaches the cut-off):
 small sets are where the level-fill bound is loosest and the search cheapest, so this raises the bound
-for a little time (bulls 4 of 10, three levels: 25452 -> 25983 with N = 200, in 2 s).
+for a little time (bulls 4 of 10, three levels: 25540 -> 25983 with N = 200, in 2 s).
 
 With a `store` (a solve's, `strategy solve --store`), what the search has proven is used where the lookahead
 meets it: a set's exact value ends the lookahead there, and a set's or a probe's proven lower bound raises
