@@ -551,7 +551,8 @@ def fast_bounds(table, S, probes, every, d, b, bounds, n_classes, win, scratch):
 @numba.njit(cache=True)
 def answer_sets(table, S, probes, every, n_classes, acc):
     """One bit per answer that each code (`every`) or each of `probes` gives some secret of S (games of at
-    most 64 answers), into acc; returns the number of probes. Read them with `answer_bits`.
+    most 64 answers), into acc; returns (the number of probes, whether acc holds them as 32-bit words).
+    Read them with `answer_bits`.
 
     Over every code of a game of at most 32 answers, the bits are 32-bit words and eight secrets' rows are
     ORed per load and store of a word: measured on bulls 5 of 9 sets of 5 to 40 secrets, 2.3x faster than
@@ -575,7 +576,7 @@ def answer_sets(table, S, probes, every, n_classes, acc):
             row = table[S[i]]
             for p in range(P):
                 a32[p] |= o << np.uint32(row[p])
-        return P
+        return P, True
     one = np.uint64(1)
     P = table.shape[0] if every else probes.shape[0]
     acc[:P] = 0
@@ -587,7 +588,7 @@ def answer_sets(table, S, probes, every, n_classes, acc):
         else:
             for p in range(P):
                 acc[p] |= one << np.uint64(row[probes[p]])
-    return P
+    return P, False
 
 
 @numba.njit(cache=True, inline="always")
@@ -600,8 +601,7 @@ def answer_bits(acc, a32, p, narrow):
 def max_parts(table, S, probes, every, win, n_classes, acc):
     """The largest number of non-winning parts that any code (`every`) or any of `probes` splits S into,
     for games of at most 64 answers: the answers of each probe as bits (`answer_sets`), counted."""
-    P = answer_sets(table, S, probes, every, n_classes, acc)
-    narrow = every and n_classes <= 32
+    P, narrow = answer_sets(table, S, probes, every, n_classes, acc)
     keep = ~(np.uint64(1) << np.uint64(win))
     a32 = acc.view(np.uint32)
     most = 0
@@ -648,7 +648,7 @@ def sift(table, S, d, b, bounds, n_classes, win, beta, scratch, pool):
     if not _convex(pb):
         return -1, 0, INF
     acc = scratch[0]
-    N = answer_sets(table, S, pool, True, n_classes, acc)
+    N, narrow = answer_sets(table, S, pool, True, n_classes, acc)
     hit = bounds[0][d + 1]
     bal = np.empty((2, n_classes + 1), dtype=np.int64)  # [w, k]: the bound of a code by its answers alone
     for w in range(2):
@@ -659,7 +659,6 @@ def sift(table, S, d, b, bounds, n_classes, win, beta, scratch, pool):
             r = m - q * k
             bal[w, k] = w * hit + r * pb[min(q + 1, n)] + (k - r) * pb[q] if k <= m else INF
     bal[0, 1] = INF  # all of S in one part: no progress
-    narrow = n_classes <= 32
     wbit = np.uint64(1) << np.uint64(win)
     a32 = acc.view(np.uint32)
     vals = np.empty(N, dtype=np.int64)
