@@ -511,10 +511,12 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 64), k=st.integers(3, 64),
+@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 64) | st.integers(65, exact.BITS_MAX),
+       k=st.integers(3, 64) | st.integers(65, 200),
        b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3), kind=st.sampled_from(["total", "within", "fewest"]),
        depth=st.integers(3, 9), consistent=st.booleans(), seed=st.integers(0, 2**32 - 1))
 @example(spec="bulls:4x9", n=5, k=5, b=7, d=1, kind="within", depth=3, consistent=True, seed=1)  # infeasible: INF exact
+@example(spec="bulls:4x9", n=256, k=150, b=9, d=1, kind="total", depth=3, consistent=False, seed=2)  # four words
 def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, consistent, seed):
     """A part bounded from its node's answer masks gets the value, shortcut probe and stored entry that
     bound_set gives the part's own members."""
@@ -533,7 +535,9 @@ def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, cons
     counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
     expected = exact.bound_set(gt.table, params, bounds, zs, tt_set, counters, exact.make_scratch(N, n_classes),
                                S[bits], d, b)
-    mask = np.uint64(sum(1 << int(i) for i in bits))
+    mask = np.zeros(exact.words_for(n), dtype=np.uint64)
+    for i in bits:
+        mask[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
     got = exact.bound_part(params, bounds, zs, tt_part, counters, S, exact.answer_masks(gt.table, S, n_classes), mask, d, b)
     assert got == expected and np.array_equal(tt_part, tt_set)
     assert np.array_equal(exact.members(S, mask), S[bits])

@@ -30,8 +30,8 @@ largest first with the cut-off left by the others' bounds. A node is settled by 
 probe whose parts are all exact (one or two secrets) has the least bound of all probes, or meets the
 node's known lower bound. A small set first measures the branching its probes really reach (`max_parts`:
 often far below its parent's), which alone often lifts its bound above the cut-off. At a node of
-at most 64 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
-(`bound_part`, one popcount per candidate and answer) rather than by a scan of each part. Results
+at most 256 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
+(`bound_part`, a popcount per candidate, answer and word) rather than by a scan of each part. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
 by a 128-bit hash of (S, d). The driver can stop a running search through `control`.
 """
@@ -1029,10 +1029,12 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
 
 
 # -- parts of small sets as bit sets ------------------------------------------------------------------
-# A node of at most 64 secrets tries many probes and bounds each part before any recursion (`bound_set`);
-# as bit sets over the node's secrets, a part and the answers of its candidates are single words, so a
-# candidate's split of a part is one popcount per answer instead of a table lookup per pair.
-BITS_MAX = 64
+# A node of at most 256 secrets tries many probes and bounds each part before any recursion (`bound_set`);
+# as bit sets over the node's secrets, a part and the answers of its candidates are up to four words, so a
+# candidate's split of a part is a few popcounts per answer instead of a table lookup per pair. Measured on
+# the frontier's refutations (tools/bench_refutation.py --set 16 12 1): up to 256 secrets 0.86x the time of
+# up to 64; up to 128, 0.96x; up to 512, 0.90x.
+BITS_MAX = 256
 
 # Narrow-window tests before deep solves (see solve): the passes, and the least part size tested. Measured
 # with a step of 1 (bulls 4 of 9, Mastermind 4x7 and 4x8, bulls 4 of 10): 3 to 12 passes alike, hundreds far
@@ -1094,14 +1096,20 @@ def lowest_bit(typingctx, x):
 
 
 @numba.njit(cache=True)
+def words_for(n):
+    """64-bit words of a bit set over n secrets."""
+    return (n + 63) >> 6
+
+
+@numba.njit(cache=True)
 def answer_masks(table, S, n_classes):
-    """A[i, a] = the secrets of S (as bits of their positions) that answer a to S[i]."""
+    """A[i, a] = the secrets of S (as bits of their positions, in words_for(n) words) that answer a to S[i]."""
     n = S.shape[0]
-    A = np.zeros((n, n_classes), dtype=np.uint64)
+    A = np.zeros((n, n_classes, words_for(n)), dtype=np.uint64)
     for i in range(n):
         row = table[S[i]]
         for j in range(n):
-            A[i, row[S[j]]] |= np.uint64(1) << np.uint64(j)
+            A[i, row[S[j]], j >> 6] |= np.uint64(1) << np.uint64(j & 63)
     return A
 
 
@@ -1113,19 +1121,29 @@ def part_masks(table, S, probe, masks):
     the cache, rather than from the probe's row, where each secret would be a cache miss."""
     masks[:] = 0
     for j in range(S.shape[0]):
-        masks[table[S[j], probe]] |= np.uint64(1) << np.uint64(j)
+        masks[table[S[j], probe], j >> 6] |= np.uint64(1) << np.uint64(j & 63)
+
+
+@numba.njit(cache=True)
+def bits_in(mask):
+    """Set bits of a bit set of several words."""
+    k = 0
+    for w in range(mask.shape[0]):
+        k += popcount(mask[w])
+    return k
 
 
 @numba.njit(cache=True)
 def members(S, mask):
     """The secrets of S whose positions are the bits of `mask`, in the order of S."""
-    out = np.empty(popcount(mask), dtype=S.dtype)
+    out = np.empty(bits_in(mask), dtype=S.dtype)
     k = 0
-    x = mask
-    while x:
-        out[k] = S[lowest_bit(x)]
-        x &= x - np.uint64(1)
-        k += 1
+    for w in range(mask.shape[0]):
+        x = mask[w]
+        while x:
+            out[k] = S[(w << 6) + lowest_bit(x)]
+            x &= x - np.uint64(1)
+            k += 1
     return out
 
 
@@ -1134,16 +1152,18 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
     """`bound_set` of the part of S given by `mask` (more than two secrets), from the answer masks A of S.
 
     The same value and probe as bound_set of the part's members: the transposition table, then each
-    candidate's split of the part (one popcount per answer), then the shortcut for a candidate whose parts
-    are all exact and meet the bound."""
-    n = popcount(mask)
+    candidate's split of the part (one popcount per answer and word), then the shortcut for a candidate whose
+    parts are all exact and meet the bound."""
+    n = bits_in(mask)
+    W = mask.shape[0]
     k1, k2, off = _key_base(d, n, zs, params)
-    x = mask
-    while x:
-        i = lowest_bit(x)
-        k1 ^= zs[0, S[i]]
-        k2 ^= zs[1, S[i]]
-        x &= x - np.uint64(1)
+    for w in range(W):
+        x = mask[w]
+        while x:
+            i = (w << 6) + lowest_bit(x)
+            k1 ^= zs[0, S[i]]
+            k2 ^= zs[1, S[i]]
+            x &= x - np.uint64(1)
     lb0, probe = tt_bound(tt, counters, k1, k2, off, level_fill(n, b, d, bounds))
     if probe >= 0 or lb0 >= INF:
         return lb0, probe
@@ -1156,26 +1176,33 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
     best = INF + 1  # above every bound: an infeasible set (all INF) has its exact value INF too, as in bound_set
     best_i = -1  # the first candidate whose parts are all exact and whose bound is the least of those
     at_lb0 = -1  # the first candidate whose parts are all exact and whose bound is lb0
-    x = mask
-    while x:
-        i = lowest_bit(x)
-        x &= x - np.uint64(1)
-        total = hit
-        small = True
-        for a in range(n_classes):
-            if a != win:
-                k = popcount(mask & A[i, a])
-                total += pb[k]
-                small &= k <= 2
-        if total > INF:
-            total = INF
-        if total < node_lb:
-            node_lb = total
-        if small and total < best:
-            best = total
-            best_i = i
-        if small and total == lb0:
-            at_lb0 = i  # optimal: no candidate can do better than the known bound (so node_lb <= lb0 below)
+    done = False
+    for w0 in range(W):
+        x = mask[w0]
+        while x:
+            i = (w0 << 6) + lowest_bit(x)
+            x &= x - np.uint64(1)
+            total = hit
+            small = True
+            for a in range(n_classes):
+                if a != win:
+                    k = 0
+                    for w in range(W):
+                        k += popcount(mask[w] & A[i, a, w])
+                    total += pb[k]
+                    small &= k <= 2
+            if total > INF:
+                total = INF
+            if total < node_lb:
+                node_lb = total
+            if small and total < best:
+                best = total
+                best_i = i
+            if small and total == lb0:
+                at_lb0 = i  # optimal: no candidate can do better than the known bound (so node_lb <= lb0 below)
+                done = True
+                break
+        if done:
             break
     if node_lb <= lb0:
         node_lb = lb0
@@ -1388,8 +1415,8 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
     pb_here = part_bounds(n, b_here, d, bounds)  # the level fill of a part of k secrets, looked up per part
     hit = bounds[0][d + 1]
     bits = n <= BITS_MAX  # parts as bit sets (see bound_part); else as runs of `split`
-    A = np.empty((0, n_classes), dtype=np.uint64)
-    part_bits = np.empty(n_classes, dtype=np.uint64)
+    A = np.empty((0, n_classes, 1), dtype=np.uint64)
+    part_bits = np.empty((n_classes, words_for(n) if bits else 1), dtype=np.uint64)
     part = S[:0]
     starts = np.empty(0, dtype=np.int64)
     left = queue.shape[0]
@@ -1422,7 +1449,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         # part by part, largest first, with each part's own bound (often exact) until the probe is refuted
         total = 0
         for c in range(n_classes):
-            m = popcount(part_bits[c]) if bits else starts[c + 1] - starts[c]
+            m = bits_in(part_bits[c]) if bits else starts[c + 1] - starts[c]
             if c == win:
                 total += hit if m > 0 else 0
                 m = 0
