@@ -463,7 +463,7 @@ def least_total_bound(spec: str) -> int:
     bound; 0 when neither ships): it bounds the least total within a depth too."""
     name = f"{spec.replace(':', '-')}-total"
     if shipped_path(name):
-        return tree_io.load(shipped_path(name)).stats.total
+        return verify_file(shipped_path(name))[1].total
     found = best_found_path(name)
     return tree_io.load(found).generator["lower_bound"] if found.exists() else 0
 
