@@ -1,6 +1,7 @@
 """Benchmark the engine on the work that fills the frontier: refuting the questions of a large set two questions deep.
 
 Usage: python tools/bench_refutation.py [--against DIR] [--passes N [N ...]] [--every K] [--set I J K --beta B]
+       [--objective total|fewest-at-L]
 
 Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py --frontier):
 the part of the first question's 17th answer (0,2: 3120 secrets, parts taken smallest first), its question at
@@ -10,6 +11,8 @@ of every K-th of that set's questions at the cut-off the solve gave them (4105, 
 its own, compiled before the clock starts; ratios are to the first count. With --against, the strategy package
 of DIR (an older checkout, say) runs first and the ratios are to it. With --set and --beta, another set of the same
 solve (the path a task row of its log names: part, question position, part) at the cut-off its tasks ran with.
+With --objective fewest-at-L, the tasks minimise the secrets that need L questions (the last stage of the
+worst-then-fewest solve) instead of the total.
 """
 from __future__ import annotations
 
@@ -29,7 +32,19 @@ PATH = (16, 3, 0)  # part of the first question (smallest first), question posit
 BETA = 4105
 
 
-def rebuild(every: int, path: tuple[int, int, int], beta: int) -> dict:
+def costs_named(name: str):
+    """The objective a benchmark's tasks minimise: "total" or "fewest-at-L"."""
+    from strategy.search import objectives
+
+    if name == "total":
+        return objectives.total()
+    depth = name.removeprefix("fewest-at-")
+    if depth == name or not depth.isdigit() or int(depth) < 1:
+        raise ValueError(f"unknown objective {name!r} (total or fewest-at-L)")
+    return objectives.at_last_level(int(depth))
+
+
+def rebuild(every: int, path: tuple[int, int, int], beta: int, objective: str = "total") -> dict:
     """The sample's tasks run in this process's engine: times and the engine's counters."""
     import time
 
@@ -38,12 +53,11 @@ def rebuild(every: int, path: tuple[int, int, int], beta: int) -> dict:
     from strategy.engine import exact
     from strategy.feedback_table import game_table, split
     from strategy.rules import parse_game
-    from strategy.search import objectives
     from strategy.search.driver import Driver
     from strategy.search.worker import Engine, Spec, Task, run_on
 
     gt = game_table(parse_game("bulls:5x9"))
-    engine = Engine(gt, Spec(gt.game, objectives.total(), False, 22))
+    engine = Engine(gt, Spec(gt.game, costs_named(objective), False, 22))
     driver = Driver(engine, engine.spec, None)  # only its canonical probe list is used
 
     def probe_list(S, d, history, b):
@@ -97,9 +111,9 @@ def package_with(passes: int, into: Path) -> Path:
     return into
 
 
-def run_in(path: Path, every: int, at: tuple[int, int, int], beta: int) -> dict:
+def run_in(path: Path, every: int, at: tuple[int, int, int], beta: int, objective: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--worker", "--every", str(every), "--set", *map(str, at),
-                          "--beta", str(beta)], capture_output=True, text=True,
+                          "--beta", str(beta), "--objective", objective], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(path)), cwd=tempfile.gettempdir())
     if out.returncode:
         raise SystemExit(f"benchmark process failed: {out.stderr.strip().splitlines()[-1:]}")
@@ -117,18 +131,24 @@ def main() -> None:
                         "of the first question (smallest first), its question at position J, that question's part K "
                         "(largest first); default %(default)s")
     parser.add_argument("--beta", type=int, default=BETA, help="the cut-off of its tasks (default %(default)s)")
+    parser.add_argument("--objective", default="total", help="what the tasks minimise: total (default) or "
+                        "fewest-at-L, the secrets that need L questions")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.every < 1:
         parser.error("--every must be at least 1")
     if min(args.set) < 0 or args.beta < 1:
         parser.error("--set takes three positions of 0 or more and --beta a positive total")
+    try:
+        costs_named(args.objective)
+    except ValueError as e:
+        parser.error(f"--objective: {e}")
     if args.passes and min(args.passes) < 0:
         parser.error("--passes must be 0 or more")
     if args.against and not (args.against / "strategy" / "engine" / "exact.py").is_file():
         parser.error(f"--against: no strategy package in {args.against}")
     if args.worker:
-        print(orjson.dumps(rebuild(args.every, tuple(args.set), args.beta)).decode())
+        print(orjson.dumps(rebuild(args.every, tuple(args.set), args.beta, args.objective)).decode())
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,7 +157,7 @@ def main() -> None:
         if not args.passes:
             runs.append(("as is", ROOT))
         for label, path in runs:
-            r = run_in(path, args.every, tuple(args.set), args.beta)
+            r = run_in(path, args.every, tuple(args.set), args.beta, args.objective)
             ratio = f"{r['seconds'] / rows[0][1]['seconds']:.2f}x" if rows else "1.00x"
             rows.append((label, r))
             print(f"{label:10} {r['tasks']} of {r['questions']} questions of a set of {r['set']}, {r['refuted']} refuted: "
