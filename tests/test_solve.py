@@ -300,6 +300,43 @@ def test_the_measured_branching_is_the_scans(spec, n, every, seed):
         assert exact.max_parts(gt.table, S, probes, every, gt.win, width, acc) == b_scan
 
 
+CONTENT_GAMES = {**KERNEL_GAMES, "bulls:3x7:nz": game_table(parse_game("bulls:3x7:nz"))}
+
+
+@settings(max_examples=150, deadline=None)
+@given(spec=st.sampled_from(sorted(CONTENT_GAMES)), n=st.integers(1, 40) | st.integers(41, 255),
+       seed=st.integers(0, 2**32 - 1))
+@example(spec="mastermind:7x2", n=255, seed=0)
+def test_content_classes_measure_the_branching_of_every_code(spec, n, seed):
+    """parts_by_content (the codes grouped by their symbols, a group skipped when the common-symbol counts
+    of S leave it no more parts than found) finds the most non-winning parts of max_parts over every code:
+    with repeated symbols, with distinct ones, without a leading zero, with answers up to bit 63."""
+    gt = CONTENT_GAMES[spec]
+    content = exact.make_content(gt.codes, gt.game.symbols, gt.answers)
+    bits, cls, common, starts, by_class, room = content
+    assert len(bits) == gt.size and starts[-1] == gt.size and room.sum() == len(gt.answers) - 1
+    held = [sorted(gt.codes[i]) for i in range(gt.size)]
+    assert all(held[i] == held[int(np.flatnonzero(cls == cls[i])[0])] for i in range(0, gt.size, 7))
+    rng = np.random.default_rng(seed)
+    S = np.sort(rng.choice(gt.size, min(n, gt.size), replace=False)).astype(np.int32)
+    acc = np.empty(gt.size, dtype=np.uint64)
+    expected = exact.max_parts(gt.table, S, np.arange(gt.size, dtype=np.int32), True, gt.win, len(gt.answers), acc)
+    assert exact.parts_by_content(S, gt.game.length, content) == expected
+
+
+@pytest.mark.parametrize("k,content", [(32, True), (33, False)])
+def test_games_whose_codes_outgrow_a_word_count_every_code(k, content):
+    """No content classes when a code's position-symbol bits (length × symbols) would pass 64 bits, or an
+    answer word (bit 8·hits + common): the search then counts every code (max_parts), and proves the same
+    closed form on either side of the limit."""
+    gt = game_table(parse_game(f"bulls:2x{k}"))
+    assert (exact.make_content(gt.codes, gt.game.symbols, gt.answers)[0].shape[0] > 0) == content
+    report, stats = solved(f"bulls:2x{k}")
+    assert report.proven["total"] == stats.total == chen_lin(k)
+    gt = game_table(parse_game("mastermind:8x2"))
+    assert exact.make_content(gt.codes, gt.game.symbols, gt.answers)[0].shape[0] == 0
+
+
 @settings(max_examples=200, deadline=None)
 @given(lb=st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=300), big=st.booleans(), data=st.data())
 def test_the_probe_queue_pops_in_the_search_order(lb, big, data):

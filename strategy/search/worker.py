@@ -64,6 +64,7 @@ class Engine:
         self.control[exact.K_BETA] = INF
         self.classes = exact.make_class_cache(gt.size)
         self.scratch = exact.make_scratch(gt.size, len(gt.answers))
+        self.content = exact.make_content(gt.codes, game.symbols, gt.answers)
 
     @property
     def root_branching(self) -> int:
@@ -83,7 +84,7 @@ class Engine:
 
     def _args(self) -> tuple:
         return (self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.bounds,
-                self.zs, self.tt, self.counters, self.classes, self.scratch)
+                self.zs, self.tt, self.counters, self.classes, self.scratch, self.content)
 
     def solve(self, S: np.ndarray, d: int, beta: int, history: np.ndarray, b: int, control: np.ndarray | None = None,
               live: bool = False, probe: int = -1, threaded: bool = True) -> tuple[int, int]:
