@@ -312,7 +312,7 @@ def test_content_classes_measure_the_branching_of_every_code(spec, n, seed):
     of S leave it no more parts than found) finds the most non-winning parts of max_parts over every code:
     with repeated symbols, with distinct ones, without a leading zero, with answers up to bit 63."""
     gt = CONTENT_GAMES[spec]
-    content = exact.make_content(gt.codes, gt.game.symbols, gt.answers)
+    content = exact.make_content(gt.table, gt.codes, gt.game.symbols, gt.answers)
     bits, cls, common, starts, by_class, room = content
     assert len(bits) == gt.size and starts[-1] == gt.size and room.sum() == len(gt.answers) - 1
     held = [sorted(gt.codes[i]) for i in range(gt.size)]
@@ -321,7 +321,7 @@ def test_content_classes_measure_the_branching_of_every_code(spec, n, seed):
     S = np.sort(rng.choice(gt.size, min(n, gt.size), replace=False)).astype(np.int32)
     acc = np.empty(gt.size, dtype=np.uint64)
     expected = exact.max_parts(gt.table, S, np.arange(gt.size, dtype=np.int32), True, gt.win, len(gt.answers), acc)
-    assert exact.parts_by_content(S, gt.game.length, content) == expected
+    assert exact.parts_by_content(S, content) == expected
 
 
 @pytest.mark.parametrize("k,content", [(32, True), (33, False)])
@@ -330,11 +330,11 @@ def test_games_whose_codes_outgrow_a_word_count_every_code(k, content):
     answer word (bit 8·hits + common): the search then counts every code (max_parts), and proves the same
     closed form on either side of the limit."""
     gt = game_table(parse_game(f"bulls:2x{k}"))
-    assert (exact.make_content(gt.codes, gt.game.symbols, gt.answers)[0].shape[0] > 0) == content
+    assert (exact.make_content(gt.table, gt.codes, gt.game.symbols, gt.answers)[0].shape[0] > 0) == content
     report, stats = solved(f"bulls:2x{k}")
     assert report.proven["total"] == stats.total == chen_lin(k)
     gt = game_table(parse_game("mastermind:8x2"))
-    assert exact.make_content(gt.codes, gt.game.symbols, gt.answers)[0].shape[0] == 0
+    assert exact.make_content(gt.table, gt.codes, gt.game.symbols, gt.answers)[0].shape[0] == 0
 
 
 @settings(max_examples=200, deadline=None)

@@ -30,8 +30,8 @@ largest first with the cut-off left by the others' bounds. A node is settled by 
 probe whose parts are all exact (one or two secrets) has the least bound of all probes, or meets the
 node's known lower bound. A small set first measures the branching its probes really reach (`max_parts`:
 often far below its parent's), which alone often lifts its bound above the cut-off; over every code it
-counts only the codes of the symbol-content classes that could make more parts (`parts_by_content`). At a node of
-at most 256 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
+counts only the codes of the symbol-content classes that could make more parts (`parts_by_content`). At a
+node of at most 256 secrets the parts of a tried probe are bit sets, bounded from the node's answer masks
 (`bound_part`, a popcount per candidate, answer and word) rather than by a scan of each part. Results
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
 by a 128-bit hash of (S, d). The driver can stop a running search through `control`.
@@ -621,11 +621,12 @@ def max_parts(table, S, probes, every, win, n_classes, acc):
 # refutations (tools/bench_refutation.py): 0.76x the time (--set 16 12 1), 0.85x (the default set), 0.78x
 # (fewest at 7, --set 15 3 0), with the same nodes; whole solves of the classic games about even.
 
-def make_content(codes: np.ndarray, symbols: int, answers: list) -> tuple:
+def make_content(table: np.ndarray, codes: np.ndarray, symbols: int, answers: list) -> tuple:
     """The content classes of a game's codes, for `parts_by_content`: (position-symbol bits of each code, its
-    class, common symbols of two classes, class starts, the codes' bits in class order, the non-winning
-    answers with m common symbols). Empty when a code's position-symbol bits, or an answer as bit 8·hits +
-    common, do not fit 64 bits (then max_parts counts every code)."""
+    class, common symbols of two classes (hits + blows of their answer in the table), class starts, the codes'
+    bits in class order, the non-winning answers with m common symbols, m = 0..length). Empty when a code's
+    position-symbol bits, or an answer as bit 8·hits + common, do not fit 64 bits (then max_parts counts every
+    code)."""
     n, length = codes.shape
     if length * symbols > 64 or 9 * length >= 64:
         e = np.zeros(0, dtype=np.uint64)
@@ -638,11 +639,10 @@ def make_content(codes: np.ndarray, symbols: int, answers: list) -> tuple:
         bits |= np.uint64(1) << (np.uint64(j * symbols) + codes[:, j].astype(np.uint64))
     kinds, cls = np.unique(held, axis=0, return_inverse=True)
     cls = cls.reshape(-1).astype(np.int64)
-    common = np.zeros((len(kinds), len(kinds)), dtype=np.uint8)
-    for x in range(symbols):
-        common += np.minimum.outer(kinds[:, x], kinds[:, x]).astype(np.uint8)
     order = np.argsort(cls, kind="stable")
     starts = np.searchsorted(cls[order], np.arange(len(kinds) + 1)).astype(np.int64)
+    first = order[starts[:-1]]  # a code of each class
+    common = np.array([h + b for h, b in answers], dtype=np.uint8)[table[np.ix_(first, first)]]
     room = np.zeros(length + 1, dtype=np.int64)
     for h, b in answers:
         if h < length:
@@ -651,9 +651,9 @@ def make_content(codes: np.ndarray, symbols: int, answers: list) -> tuple:
 
 
 @numba.njit(cache=True)
-def parts_by_content(S, win_hits, content):
+def parts_by_content(S, content):
     """max_parts over every code of the game, by content classes (see make_content), for S of fewer than
-    256 secrets; `win_hits` is the code length."""
+    256 secrets."""
     bits, cls, common, starts, by_class, room = content
     n = S.shape[0]
     K = starts.shape[0] - 1
@@ -691,7 +691,8 @@ def parts_by_content(S, win_hits, content):
     for c in range(K):
         order[at[bound[c]]] = c
         at[bound[c]] += 1
-    keep = ~(one << np.uint64(9 * win_hits))  # the answer word's bit of the winning answer
+    length = room.shape[0] - 1
+    keep = ~(one << np.uint64(9 * length))  # the answer word's bit of the winning answer (all hits)
     words = np.empty(widest, dtype=np.uint64)
     most = 0
     for j in range(K):
@@ -1470,7 +1471,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         # the branching this set really allows, measured before its scan: b_parent is often far above it,
         # and with it the set's own bound (`bound_set`) often reaches the cut-off, which the scan would prove
         if params[P_CONSISTENT] == 0 and content[0].shape[0] > 0:
-            b_true = parts_by_content(S, codes.shape[1], content)
+            b_true = parts_by_content(S, content)
         else:
             b_true = max_parts(table, S, S if params[P_CONSISTENT] else all_probes, params[P_CONSISTENT] == 0,
                                params[P_WIN], n_classes, scratch[0])

@@ -64,7 +64,7 @@ class Engine:
         self.control[exact.K_BETA] = INF
         self.classes = exact.make_class_cache(gt.size)
         self.scratch = exact.make_scratch(gt.size, len(gt.answers))
-        self.content = exact.make_content(gt.codes, game.symbols, gt.answers)
+        self.content = exact.make_content(gt.table, gt.codes, game.symbols, gt.answers)
 
     @property
     def root_branching(self) -> int:
