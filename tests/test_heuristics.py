@@ -207,7 +207,7 @@ def test_threads_build_the_same_subtree_after_a_question():
 from strategy.io.verify import impossible_question  # noqa: E402
 from strategy.search import objectives  # noqa: E402
 from strategy.search.endgame import endgames, exact_endgame  # noqa: E402
-from strategy.search.solve import tree_cost  # noqa: E402
+from strategy.search.known import tree_cost  # noqa: E402
 from strategy.search.worker import Engine, Spec  # noqa: E402
 
 

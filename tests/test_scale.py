@@ -579,7 +579,7 @@ def test_the_share_settled_of_a_split_set_counts_its_questions_worth_searching_a
     node = object.__new__(SetNode)
     node.n, node.done, node.parent = 100, False, None
     node.drv = SimpleNamespace(root_beta=50)
-    node.incumbent, node.incumbent_pos = INF, -1
+    node.incumbent, node.incumbent_pos, node.guide_cut = INF, -1, INF
     node.probes = [(p, bound, 0) for p, bound in enumerate((10, 20, 30, 60, 49))]  # 60: refuted by its bound
     node.proven = {}
     node.launched = {0: SimpleNamespace(done=False, progress=lambda: 40.0)}

@@ -486,6 +486,89 @@ def test_an_interrupted_solve_takes_the_cheaper_subtree_of_its_known_trees_at_ev
     assert measure(gt.game, info.value.partial.tree)[0].total == stats.total
 
 
+def guided(spec: str, guides: list[dict], objective=None):
+    """A driver run over the whole game with these guides (every set above 10 secrets split by the driver)."""
+    import numpy as np
+
+    from strategy.search import objectives
+    from strategy.search.driver import Driver, Plan
+    from strategy.search.executors import InProcess
+    from strategy.search.worker import Engine, Spec
+
+    gt = game_table(parse_game(spec))
+    spec_ = Spec(gt.game, objective or objectives.total(), False, 16)
+    driver = Driver(Engine(gt, spec_), spec_, InProcess(), plan=Plan(min_size=10))
+    out = driver.solve(np.arange(gt.size, dtype=np.int32), guides=guides)
+    return gt, driver, out
+
+
+def test_a_known_tree_is_searched_first_and_caps_each_set_yet_the_tree_stays_the_canonical_one():
+    """Given a worse tree (minimax, first question 1122 where the optimum asks 1123), the driver tries its question
+    first at every set it splits and cuts at its value, and still proves the same value and canonical tree as
+    unguided; an optimal guide leaves nothing but refutations, so fewer questions are searched exactly."""
+    from strategy.search.heuristics import build
+    from strategy.search.known import tree_cost
+    from strategy.search import objectives
+
+    spec = "mastermind:4x6"
+    optimal, stats = solved(spec)
+    gt = game_table(parse_game(spec))
+    greedy = build(gt, "minimax", False, progress=False)
+    assert greedy["guess"] != optimal.tree["guess"]
+    _, alone, plain = guided(spec, [])
+    _, driver, out = guided(spec, [greedy])
+    root = driver.root
+    assert gt.code_str(root.probes[root.first][0]) == greedy["guess"] and root.first > 0
+    assert root.guide_cut == tree_cost(gt, greedy, objectives.total()) + 1 == measure(gt.game, greedy)[0].total + 1
+    assert (out.value, out.tree) == (plain.value, plain.tree) == (stats.total, optimal.tree)
+    assert alone.root.first == 0 and alone.root.guide_cut == INF
+    _, best, again = guided(spec, [optimal.tree])
+    assert again.tree == optimal.tree and best.root.incumbent_pos == best.root.first
+
+    def exact_probes(drv):
+        stack, count = [drv.root], 0
+        while stack:
+            node = stack.pop()
+            count += sum(1 for pos in node.launched if pos not in node.proven or pos == node.incumbent_pos)
+            stack.extend(part for probe in node.launched.values() for part in probe.parts)
+        return count
+    assert exact_probes(best) < exact_probes(alone)
+
+
+def test_a_known_tree_cheaper_than_any_the_search_finds_is_reported_not_trusted(monkeypatch):
+    """A guide priced one below what any question reaches would make the search refute every question of a set:
+    the driver says so instead of reporting the set's value as a bound it is not."""
+    from strategy.search import driver as driver_module
+
+    spec = "bulls:3x6"
+    optimal, stats = solved(spec)
+    real = driver_module.merged_tree
+    monkeypatch.setattr(driver_module, "merged_tree", lambda *a: (real(*a)[0] - 1, real(*a)[1]))
+    with pytest.raises(RuntimeError, match="a tree known beforehand reaches"):
+        guided(spec, [optimal.tree])
+
+
+def test_a_refuted_set_is_bounded_by_the_questions_left_out_of_its_list_too():
+    """A set's questions with a bound at the cut-off are not listed; when the listed ones are refuted far above the
+    cut-off, the set's bound is the least of theirs and the left-out ones' (what a resumed run reads back from the
+    store: a higher figure would refute sets it must not)."""
+    from types import SimpleNamespace
+
+    from strategy.search.driver import SetNode
+
+    failed = []
+    node = object.__new__(SetNode)
+    node.done, node.cancelled, node.phase_two, node.pending, node.first_open = False, False, True, set(), 0
+    node.drv = SimpleNamespace(root_beta=50, resolved=lambda n: failed.append(n.lb))
+    node.parent, node.lb, node.path = None, 0, ()
+    node.incumbent, node.incumbent_pos, node.guide_cut = INF, -1, INF
+    node.probes = [(0, 10, 0), (1, 20, 0)]
+    node.launched, node.proven = {}, {0: 90, 1: 80}  # refuted (fail-soft) far above the cut-off of 50
+    node.fail_lb = 60  # a question left out at listing: its bound was at least the cut-off then
+    node.check()
+    assert node.done and failed == [60]
+
+
 def test_merged_trees_cost_what_their_walk_says_and_respect_a_depth_bound():
     """`merged_tree` prices a tree as walking every secret does, and a depth bound rules out a tree that
     needs more questions (Mastermind 4x6: its optimal tree needs 6 questions, the minimax tree 5)."""
@@ -494,7 +577,7 @@ def test_merged_trees_cost_what_their_walk_says_and_respect_a_depth_bound():
     from strategy.engine.exact import INF
     from strategy.search import objectives
     from strategy.search.heuristics import build
-    from strategy.search.solve import merged_tree
+    from strategy.search.known import merged_tree
 
     spec = "mastermind:4x6"
     gt = game_table(parse_game(spec))

@@ -62,7 +62,7 @@ def rebuild(every: int, path: tuple[int, int, int], beta: int, objective: str = 
 
     def probe_list(S, d, history, b):
         """The set's questions in the canonical order, and the branching it passes to its parts."""
-        probes, _, _, b_here = driver.probe_list(S, d, history, b, exact.INF)
+        probes, _, _, b_here, _ = driver.probe_list(S, d, history, b, exact.INF)
         return probes, b_here
 
     def parts(S, probe, smallest_first):

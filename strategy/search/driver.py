@@ -3,12 +3,14 @@
 The value of a large candidate set near the root is found in this process, one probe at a time:
 a probe's parts are independent sets, each wanted below the budget the other parts leave. Sets
 deeper or smaller than `expand` says become tasks (`worker.run_task`: the engine solves the set and
-extracts its canonical subtree). A set tries its first probe (in the canonical order: bound, sum of
-squares, code) before the others, which then only have to refute it; every cut-off only decreases,
-reaches running tasks through the executor, and a probe is abandoned as soon as its parts prove it
-cannot win. Ties go to the earlier probe (a later probe must be strictly better, an earlier one may
-equal the incumbent), so the tree is the canonical tree of `worker.Engine.extract`, whatever the
-executor, the order in which tasks finish, or what was read back from the store.
+extracts its canonical subtree). A set tries one probe before the others, which then only have to
+refute it: the question the cheapest tree known beforehand asks there (an earlier run's best tree;
+its value is also a cut-off from the start), else the first in the canonical order (bound, sum of
+squares, code). Every cut-off only decreases, reaches running tasks through the executor, and a
+probe is abandoned as soon as its parts prove it cannot win. Ties go to the earlier probe in the
+order (a later probe must be strictly better, an earlier one may equal the incumbent), so the tree
+is the canonical tree of `worker.Engine.extract`, whatever the executor, the guides, the order in
+which tasks finish, or what was read back from the store.
 
 Ready work is taken in depth-first order of its position in the search (`path`), so free workers
 are given the most promising work first.
@@ -19,16 +21,16 @@ import heapq
 import itertools
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
-import orjson
 
 from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import split
 from .executors import Finished, TaskLost
+from .known import merged_tree
 from .store import Store, set_key
 from .worker import Engine, Result, Spec, Task, run_on, tree_node
 
@@ -120,12 +122,16 @@ class SetNode:
     """The value of S at depth d, wanted below a cut-off that only decreases."""
 
     def __init__(self, drv: "Driver", S: np.ndarray, d: int, history: np.ndarray, b: int,
-                 parent: "ProbeNode | None", path: tuple):
+                 parent: "ProbeNode | None", path: tuple, guides: Sequence[dict] = ()):
         self.drv, self.S, self.d, self.history, self.b = drv, S, d, history, b
         self.parent, self.path = parent, path
+        self.guides = list(guides)  # complete trees for S known beforehand (subtrees of the driver's guides)
+        self.guide_cut = INF  # the cheapest guide's value + 1: no probe past that value can be the best
+        self.first = 0  # the position of the probe tried first
+        self.fail_lb = INF  # the least bound of the probes left out of the list (a refuted set's value is no higher)
         # a part of a probe that only has to be refuted is expanded again only when it is large: small
         # ones are one task each, which is what keeps the number of tasks (and their overhead) in check
-        self.refuting = parent is not None and (parent.pos > 0 or parent.owner.refuting)
+        self.refuting = parent is not None and (parent.pos != parent.owner.first or parent.owner.refuting)
         self.n = len(S)
         self.key = set_key(drv.spec.costs.key, d, S)
         self.lb = int(exact.level_fill(self.n, b, d, drv.engine.bounds))  # proven lower bound
@@ -157,7 +163,7 @@ class SetNode:
         """A probe at `pos` must beat the incumbent (or equal it when it comes earlier in the order); `cut`: this
         set's cut-off when the caller has it already (it walks up to the root)."""
         inc = self.incumbent + (1 if pos < self.incumbent_pos else 0) if self.incumbent < INF else INF
-        return min(self.cutoff() if cut is None else cut, inc)
+        return min(self.cutoff() if cut is None else cut, inc, self.guide_cut)
 
     def bound(self) -> int:
         return self.value if self.value is not None else self.lb
@@ -231,16 +237,34 @@ class SetNode:
         drv.submit(self)
 
     def expand(self) -> None:
-        """List the probes worth trying, in the canonical order, and start the first."""
+        """List the probes worth trying, in the canonical order, and start the one the cheapest guide asks (the
+        first in the order when there is none)."""
         drv = self.drv
-        probes, lb, sq, b_here = drv.probe_list(self.S, self.d, self.history, self.b, self.cutoff())
+        guess = self.follow_guides()
+        probes, lb, sq, b_here, self.fail_lb = drv.probe_list(self.S, self.d, self.history, self.b, self.cutoff_for(0))
         self.b_here = b_here
         self.probes = [(int(p), int(v), int(s)) for p, v, s in zip(probes, lb, sq)]
         if self.probes:
             self.lb = max(self.lb, min(v for _, v, _ in self.probes))
         if not self.probes:
-            return self.fail(max(self.lb, self.cutoff()))
-        drv.push(self.path + (0,), ("probe", self, 0))
+            return self.fail(max(self.lb, self.cutoff_for(0)))
+        self.first = next((pos for pos, (p, _, _) in enumerate(self.probes) if p == guess), 0)
+        drv.push(self.path + (self.first,), ("probe", self, self.first))
+
+    def follow_guides(self) -> int:
+        """Price the guides here: the cheapest is a value S can reach, so no probe need be searched past it
+        (`guide_cut`), and its question is likely the best, so it is tried first. Its code, or -1 when no guide
+        is complete within the objective's depth. (The canonical tree does not change: ties still go to the
+        earlier probe in the order.)"""
+        if not self.guides:
+            return -1
+        gt = self.drv.engine.gt
+        value, tree = merged_tree(gt, self.drv.engine.cost, self.S, self.d, self.guides)
+        if value >= INF:
+            self.guides = []
+            return -1
+        self.guides, self.guide_cut = [tree], value + 1
+        return gt.index(gt.game.read_code(tree["guess"]))
 
     def launch(self, positions: list[int]) -> None:
         """Launch these probes (consecutive in the order): the first of a set, and any of a set too large
@@ -269,7 +293,7 @@ class SetNode:
 
     def whole_probes(self, pos: int) -> bool:
         """Whether the probe at `pos` runs as one task (else the driver splits it into its parts)."""
-        return pos > 0 and self.n <= self.drv.plan.split_probes
+        return pos != self.first and self.n <= self.drv.plan.split_probes
 
     def batch_size(self) -> int:
         """How many probe tasks of this set to send as one, from what its probe tasks took so far."""
@@ -292,8 +316,9 @@ class SetNode:
             self.proven[pos] = value
         if not self.phase_two:
             self.phase_two = True
-            for later in range(1, len(self.probes)):
-                self.drv.push(self.path + (later,), ("probe", self, later))
+            for later in range(len(self.probes)):
+                if later != self.first:
+                    self.drv.push(self.path + (later,), ("probe", self, later))
         self.check()
 
     def check(self) -> None:
@@ -310,7 +335,7 @@ class SetNode:
                 return  # still queued: it will run
             self.proven[pos] = self.probes[pos][1]
         self.first_open = len(self.probes)
-        lower = min([self.incumbent] + list(self.proven.values()))
+        lower = min([self.incumbent, self.fail_lb] + list(self.proven.values()))
         if self.incumbent < INF and lower >= self.incumbent and all(
                 v > self.incumbent or pos > self.incumbent_pos for pos, v in self.proven.items()):
             winner = self.launched[self.incumbent_pos]
@@ -318,6 +343,9 @@ class SetNode:
                 self.drv.engine.gt.code_str(winner.probe),
                 {answer: part.tree for answer, part in sorted(winner.answers.items())})
             return self.resolve(self.incumbent, tree, sum(p.seconds() for p in self.launched.values()))
+        if self.incumbent >= INF and lower >= self.guide_cut:
+            raise RuntimeError(f"a tree known beforehand reaches {self.guide_cut - 1} at {self.path}, yet the search "
+                               "refuted every question there: a bug in the engine's bounds or in that tree's pricing")
         self.fail(max(lower, self.lb))
 
     def resolve(self, value: int, tree: dict | None, seconds: float) -> None:
@@ -408,13 +436,16 @@ class ProbeNode:
         history = np.append(owner.history, self.probe).astype(np.int64)
         sizes = [(starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win]
         sign = 1 if self.solved_whole() else -1
+        code = gt.code_str(self.probe)
+        guides = [t for t in owner.guides if t["guess"] == code]  # complete for S: a child for every part
         for i, (m, c) in enumerate(sorted(sizes, key=lambda x: (sign * x[0], x[1]))):
             if m == 0:
                 continue
+            answer = gt.answer_str(c)
             part = SetNode(drv, members[starts[c]:starts[c + 1]].copy(), owner.d + 1, history, owner.b_here, self,
-                           owner.path + (self.pos, i))
+                           owner.path + (self.pos, i), [t["next"][answer] for t in guides])
             self.parts.append(part)
-            self.answers[gt.answer_str(c)] = part
+            self.answers[answer] = part
         # as the engine does: bound every part cheaply first (often exactly), and drop the probe if that refutes it
         for part in self.parts:
             if self.total() >= self.cutoff():
@@ -581,14 +612,15 @@ class Driver:
         owner.launch(positions)
 
     def probe_list(self, S, d, history, b, beta):
-        """Canonical probes with a bound below beta, in the canonical order, and the set's branching."""
+        """Canonical probes with a bound below beta, in the canonical order, the set's branching, and the least bound
+        of the probes left out."""
         e = self.engine
         args = e._args()
         probes, lb, sq, ex, b_here, stop, fail = exact.probe_bounds(
             args[0], args[1], args[2], args[3], args[4], args[5], args[7], args[10], args[9], S, np.int64(d),
             np.int64(b), args[6], history, np.int64(beta), np.int64(-1), args[11])
         order = np.lexsort((sq, lb))  # stable: equal (bound, squares) keep code order
-        return probes[order], lb[order], sq[order], int(b_here)
+        return probes[order], lb[order], sq[order], int(b_here), int(fail)
 
     # -- tasks -------------------------------------------------------------------------------------
     def submit(self, node) -> None:
@@ -724,10 +756,11 @@ class Driver:
                 self.executor.set_cutoff(handle, int(beta))
 
     # -- the loop ----------------------------------------------------------------------------------
-    def solve(self, S: np.ndarray, beta: int = INF) -> Outcome:
+    def solve(self, S: np.ndarray, beta: int = INF, guides: Sequence[dict] = ()) -> Outcome:
+        """The value of S below beta; `guides` are complete trees for S known beforehand (see SetNode.follow_guides)."""
         e = self.engine
         self.root_beta = beta
-        root = SetNode(self, S, 0, np.zeros(0, dtype=np.int64), e.root_branching, None, ())
+        root = SetNode(self, S, 0, np.zeros(0, dtype=np.int64), e.root_branching, None, (), guides)
         self.root = root
         self.push((), ("set", root))
         next_report = 0.0
@@ -785,4 +818,4 @@ def _proven(node: SetNode) -> int:
             bounds.append(node.launched[pos].proven())
         else:
             bounds.append(bound)
-    return max(node.lb, min(bounds)) if bounds else node.lb
+    return max(node.lb, min(bounds + [node.fail_lb])) if bounds else node.lb

@@ -20,7 +20,8 @@ import numpy as np
 from ..engine import exact
 from ..feedback_table import GameTable, split
 from .objectives import Costs, total
-from .solve import tree_cost, tt_bits_for
+from .known import tree_cost
+from .solve import tt_bits_for
 from .worker import Engine, Spec, Stopped, tree_node
 
 

@@ -9,7 +9,6 @@ the rest greedy), which `--partial` writes.
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import platform
 import signal
@@ -22,12 +21,13 @@ import orjson
 
 from ..engine import exact
 from ..engine.exact import INF
-from ..feedback_table import GameTable, split
+from ..feedback_table import GameTable
 from ..io.files import FileError, quote
 from ..rules import Game, GameError
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
 from .executors import DaskCluster, InProcess, LocalProcesses
+from .known import merged_tree, tree_cost
 from .objectives import Costs
 from .store import Store
 from .worker import Engine, Spec, tree_node
@@ -190,7 +190,8 @@ class Session:
 
         A known tree (an incumbent, or the last stage's) that meets the stage's known bound settles it
         with no search (e.g. a proven least-total tree within D questions is a least total within D);
-        otherwise the cheapest one is the search's first cut-off (anything not at least as good is cut)."""
+        otherwise the cheapest one is the search's first cut-off (anything not at least as good is cut), and
+        they guide the driver: at each set it splits, their cheapest subtree's question is tried first."""
         from tqdm import tqdm
 
         known = [(tree_cost(self.gt, t, costs), i, t) for i, t in enumerate([*self.incumbents, self.last_tree])
@@ -214,7 +215,7 @@ class Session:
         self.driver = Driver(engine, spec, self.executor, self.store, self.plan, self.log if self._log else None,
                              advance if self.progress else None)
         try:
-            out = self.driver.solve(np.arange(self.gt.size, dtype=np.int32), beta)
+            out = self.driver.solve(np.arange(self.gt.size, dtype=np.int32), beta, [t for _, _, t in known])
         finally:
             bar.close()
             d = self.driver
@@ -259,19 +260,6 @@ class Session:
                         raise self._log_failed(e) from None
 
 
-def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
-    """What a tree for the secrets S (default: all) reached after d questions costs under the objective (INF
-    beyond its depth bound), priced from the feedback table as `merged_tree` prices one tree."""
-    S = np.arange(gt.size, dtype=np.int32) if S is None else S
-    return merged_tree(gt, _cost_array(costs, gt.size), S, d, [tree])[0]
-
-
-@functools.lru_cache(maxsize=16)
-def _cost_array(costs: Costs, n_codes: int) -> np.ndarray:
-    """costs.array(n_codes), built once (a Python loop over every depth a game allows, priced per subtree)."""
-    return costs.array(n_codes)
-
-
 def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) -> dict:
     """The cheaper under the objective of the greedy trees for S (expected size or entropy, the two best on
     average: neither always wins)."""
@@ -299,34 +287,6 @@ def best_tree(node: SetNode, engine: Engine, known: Sequence[dict] = ()) -> dict
     line = tree_node(guess, {answer: best_tree(part, engine, [t["next"][answer] for t in below])
                              for answer, part in sorted(probe.answers.items())})
     return merged_tree(gt, cost, node.S, node.d, [line, *(t for t in known if t["guess"] != guess)])[1]
-
-
-def merged_tree(gt: GameTable, cost: np.ndarray, S: np.ndarray, d: int, trees: Sequence[dict]) -> tuple[int, dict]:
-    """The cheapest tree for the secrets S reached after d questions whose every node is the node of one of
-    `trees` (complete trees for S) at the same place, with its cost: where several ask the same question,
-    each answer takes the cheapest of their subtrees. Ties go to the earlier tree."""
-    best: tuple[int, dict] = (int(INF), trees[0])
-    groups: dict[str, list[dict]] = {}
-    for t in trees:
-        groups.setdefault(t["guess"], []).append(t)
-    for guess, group in groups.items():
-        probe = gt.index(gt.game.read_code(guess))
-        members, starts = split(gt.table, S, probe, len(gt.answers))
-        value = int(cost[d + 1]) if starts[gt.win + 1] > starts[gt.win] else 0
-        children = {}
-        for c in range(len(gt.answers)):
-            if c == gt.win or starts[c + 1] == starts[c]:
-                continue
-            answer = gt.answer_str(c)
-            subtrees = [t["next"][answer] for t in group if answer in t.get("next", {})]
-            if not subtrees:  # not a tree for S: some secret is never found
-                value = int(INF)
-                break
-            child_value, children[answer] = merged_tree(gt, cost, members[starts[c]:starts[c + 1]], d + 1, subtrees)
-            value = min(int(INF), value + child_value)
-        if value < best[0]:
-            best = (value, tree_node(guess, children))
-    return best
 
 
 def min_depth_bound(gt: GameTable) -> int:
