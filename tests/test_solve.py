@@ -535,6 +535,23 @@ def test_a_known_tree_is_searched_first_and_caps_each_set_yet_the_tree_stays_the
     assert exact_probes(best) < exact_probes(alone)
 
 
+
+@pytest.mark.parametrize("spec", ["bulls:3x6", "mastermind:3x6", "bulls:4x7"])
+@pytest.mark.parametrize("objective", ["total", "worst", "worst-then-fewest"])
+def test_guides_of_any_quality_leave_every_staged_proof_and_tree_as_they_were(spec, objective):
+    """Greedy trees (worse), and the proven tree itself, as incumbents: every stage (a failing feasibility stage
+    included) proves the same figures and the same canonical tree as an unguided run, the driver splitting sets
+    above 10 secrets."""
+    from strategy.search.driver import Plan
+    from strategy.search.heuristics import build
+
+    gt = game_table(parse_game(spec))
+    plain = solve_game(gt, objective, progress=False, plan=Plan(min_size=10))
+    for guides in ([build(gt, "minimax", False, progress=False)], [build(gt, "entropy", False, progress=False)],
+                   [plain.tree]):
+        guided_run = solve_game(gt, objective, progress=False, incumbents=guides, plan=Plan(min_size=10))
+        assert (guided_run.proven, guided_run.tree) == (plain.proven, plain.tree)
+
 def test_a_known_tree_cheaper_than_any_the_search_finds_is_reported_not_trusted(monkeypatch):
     """A guide priced one below what any question reaches would make the search refute every question of a set:
     the driver says so instead of reporting the set's value as a bound it is not."""

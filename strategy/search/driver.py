@@ -343,7 +343,7 @@ class SetNode:
                 self.drv.engine.gt.code_str(winner.probe),
                 {answer: part.tree for answer, part in sorted(winner.answers.items())})
             return self.resolve(self.incumbent, tree, sum(p.seconds() for p in self.launched.values()))
-        if self.incumbent >= INF and lower >= self.guide_cut:
+        if self.incumbent >= INF and lower >= self.guide_cut < INF:
             raise RuntimeError(f"a tree known beforehand reaches {self.guide_cut - 1} at {self.path}, yet the search "
                                "refuted every question there: a bug in the engine's bounds or in that tree's pricing")
         self.fail(max(lower, self.lb))
