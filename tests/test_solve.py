@@ -486,8 +486,9 @@ def test_an_interrupted_solve_takes_the_cheaper_subtree_of_its_known_trees_at_ev
     assert measure(gt.game, info.value.partial.tree)[0].total == stats.total
 
 
-def guided(spec: str, guides: list[dict], objective=None):
-    """A driver run over the whole game with these guides (every set above 10 secrets split by the driver)."""
+def guided(spec: str, guides: list[dict]):
+    """A driver run of the least total over the whole game with these guides (every set above 10 secrets split by
+    the driver)."""
     import numpy as np
 
     from strategy.search import objectives
@@ -496,7 +497,7 @@ def guided(spec: str, guides: list[dict], objective=None):
     from strategy.search.worker import Engine, Spec
 
     gt = game_table(parse_game(spec))
-    spec_ = Spec(gt.game, objective or objectives.total(), False, 16)
+    spec_ = Spec(gt.game, objectives.total(), False, 16)
     driver = Driver(Engine(gt, spec_), spec_, InProcess(), plan=Plan(min_size=10))
     out = driver.solve(np.arange(gt.size, dtype=np.int32), guides=guides)
     return gt, driver, out
@@ -535,7 +536,6 @@ def test_a_known_tree_is_searched_first_and_caps_each_set_yet_the_tree_stays_the
     assert exact_probes(best) < exact_probes(alone)
 
 
-
 @pytest.mark.parametrize("spec", ["bulls:3x6", "mastermind:3x6", "bulls:4x7"])
 @pytest.mark.parametrize("objective", ["total", "worst", "worst-then-fewest"])
 def test_guides_of_any_quality_leave_every_staged_proof_and_tree_as_they_were(spec, objective):
@@ -552,13 +552,14 @@ def test_guides_of_any_quality_leave_every_staged_proof_and_tree_as_they_were(sp
         guided_run = solve_game(gt, objective, progress=False, incumbents=guides, plan=Plan(min_size=10))
         assert (guided_run.proven, guided_run.tree) == (plain.proven, plain.tree)
 
+
 def test_a_known_tree_cheaper_than_any_the_search_finds_is_reported_not_trusted(monkeypatch):
     """A guide priced one below what any question reaches would make the search refute every question of a set:
     the driver says so instead of reporting the set's value as a bound it is not."""
     from strategy.search import driver as driver_module
 
     spec = "bulls:3x6"
-    optimal, stats = solved(spec)
+    optimal, _ = solved(spec)
     real = driver_module.merged_tree
     monkeypatch.setattr(driver_module, "merged_tree", lambda *a: (real(*a)[0] - 1, real(*a)[1]))
     with pytest.raises(RuntimeError, match="a tree known beforehand reaches"):
