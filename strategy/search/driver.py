@@ -241,13 +241,14 @@ class SetNode:
         first in the order when there is none)."""
         drv = self.drv
         guess = self.follow_guides()
-        probes, lb, sq, b_here, self.fail_lb = drv.probe_list(self.S, self.d, self.history, self.b, self.cutoff_for(0))
+        cut = self.cutoff_for(0)  # no incumbent yet: the set's cut-off, capped by its guide
+        probes, lb, sq, b_here, self.fail_lb = drv.probe_list(self.S, self.d, self.history, self.b, cut)
         self.b_here = b_here
         self.probes = [(int(p), int(v), int(s)) for p, v, s in zip(probes, lb, sq)]
         if self.probes:
             self.lb = max(self.lb, min(v for _, v, _ in self.probes))
         if not self.probes:
-            return self.fail(max(self.lb, self.cutoff_for(0)))
+            return self.fail(max(self.lb, cut))
         self.first = next((pos for pos, (p, _, _) in enumerate(self.probes) if p == guess), 0)
         drv.push(self.path + (self.first,), ("probe", self, self.first))
 
@@ -343,7 +344,7 @@ class SetNode:
                 self.drv.engine.gt.code_str(winner.probe),
                 {answer: part.tree for answer, part in sorted(winner.answers.items())})
             return self.resolve(self.incumbent, tree, sum(p.seconds() for p in self.launched.values()))
-        if self.incumbent >= INF and lower >= self.guide_cut < INF:
+        if self.incumbent >= INF and self.guide_cut < INF and lower >= self.guide_cut:
             raise RuntimeError(f"a tree known beforehand reaches {self.guide_cut - 1} at {self.path}, yet the search "
                                "refuted every question there: a bug in the engine's bounds or in that tree's pricing")
         self.fail(max(lower, self.lb))
