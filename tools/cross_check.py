@@ -5,11 +5,13 @@ Usage: python tools/cross_check.py NAME ... [--workers 2] [--write]
 Each NAME is a tree of tools/regenerate_trees.py (core or frontier). The same `strategy solve` runs with
 --scheduler on a fresh LocalCluster (127.0.0.1, one thread per worker, no store), and its proven figures
 and tree must equal the shipped file's: a different executor, task order and process layout give the same
-canonical tree. The outcome of each check is printed (and saved for the README with --write).
+canonical tree. The outcome of each check is printed (and saved for the README with --write, beside the
+checks of earlier runs).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from benchlib import write_table  # noqa: E402
+from benchlib import merged_rows, write_table  # noqa: E402
 from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 
@@ -72,14 +74,18 @@ def main() -> None:
             verdict = "identical tree and proof" if same else "DIFFERENT"
             print(f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({took:.1f} s); proven {proven}",
                   flush=True)
+            load = os.getloadavg()[1]
             rows.append([f"`{shipped_path(name).name}`", ", ".join(f"{k} {v}" for k, v in proven.items()), verdict,
-                         f"{took:.1f} s"])
+                         f"{took:.1f} s, load {load:.1f}"])
             if not same:
                 raise SystemExit(1)
     if args.write:
+        rows, kept = merged_rows("frontier-cross-check", rows, 1)
         write_table("frontier-cross-check", "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",
                     ["tree", "proven again", "compared with the shipped file", "time"], rows,
-                    f"{args.workers} worker processes, one thread each, on 127.0.0.1; no store.")
+                    f"{args.workers} worker processes, one thread each, on 127.0.0.1; no store. The load is the "
+                    "machine's 5-minute load average as the check ended; the cluster's workers and scheduler and the "
+                    "solve's driver count in it, so a check alone on 2 cores shows more than 2." + kept)
 
 
 if __name__ == "__main__":
