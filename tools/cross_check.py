@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import merged_rows, write_table  # noqa: E402
 from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
+from strategy.cli import int_in  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 
 
@@ -57,7 +58,7 @@ def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="+", metavar="NAME")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int_in(1, 256, "--workers"), default=2)  # none would wait forever
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/")
     args = parser.parse_args()
     table = dict(CORE, **frontier())
@@ -72,21 +73,24 @@ def main() -> None:
         for name in args.names:
             same, took, proven = check(name, table[name], cluster.scheduler_address)
             verdict = "identical tree and proof" if same else "DIFFERENT"
-            print(f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({took:.1f} s); proven {proven}",
+            timing = f"{took:.1f} s, load {os.getloadavg()[1]:.1f}"
+            print(f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({timing}); proven {proven}",
                   flush=True)
-            load = os.getloadavg()[1]
             rows.append([f"`{shipped_path(name).name}`", ", ".join(f"{k} {v}" for k, v in proven.items()), verdict,
-                         f"{took:.1f} s, load {load:.1f}"])
+                         timing])
             if not same:
                 raise SystemExit(1)
     if args.write:
         rows, kept = merged_rows("frontier-cross-check", rows, 1)
         write_table("frontier-cross-check", "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",
-                    ["tree", "proven again", "compared with the shipped file", "time"], rows,
+                    ["tree", "proven again", "compared with the shipped file", "time, load"], rows,
                     f"{args.workers} worker processes, one thread each, on 127.0.0.1; no store. The load is the "
                     "machine's 5-minute load average as the check ended; the cluster's workers and scheduler and the "
                     "solve's driver count in it, so a check alone on 2 cores shows more than 2." + kept)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the solve and the cluster share the process group: they stop too
+        sys.exit("cross_check.py: interrupted (nothing written)")
