@@ -394,8 +394,8 @@ def test_a_signal_stops_solve_and_its_workers(tmp_path, sig):
     proc.send_signal(sig)
     start = time.perf_counter()
     _, err = proc.communicate(timeout=30)
-    assert time.perf_counter() - start < 10
-    assert proc.returncode == 128 + sig
+    took = time.perf_counter() - start
+    assert took < 10 and proc.returncode == 128 + sig, (took, proc.returncode, err)
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("strategy: "), err
     assert "BrokenPipe" not in err and "leaked" not in err
     time.sleep(0.5)
@@ -470,7 +470,6 @@ import jsonschema  # noqa: E402
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from strategy.io import tree as tree_io  # noqa: E402
-from strategy.io.files import FileError  # noqa: E402
 from strategy.io.tree import TreeError  # noqa: E402
 from strategy.rules import GameError  # noqa: E402
 

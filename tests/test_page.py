@@ -14,7 +14,7 @@ from strategy.io.html import render
 from strategy.io.tree import load
 from strategy.io.verify import measure
 from strategy.play.walker import Walker
-from strategy.rules import feedback, parse_game
+from strategy.rules import feedback
 
 from .conftest import ROOT, TREES
 

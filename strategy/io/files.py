@@ -11,7 +11,6 @@ before the work starts, so a typo in `-o` does not cost an hour of search.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import os
 import stat
 import sys

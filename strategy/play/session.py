@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from ..rules import Answer, Code, Game, GameError, feedback
-from .walker import Conflict, Contradiction, History, TreeGap, Walker
+from .walker import Conflict, History, TreeGap, Walker
 
 PROTOCOL_VERSION = 1
 EXIT_SOLVED = 0  # the game ended: solved, or the race was decided
