@@ -384,7 +384,8 @@ def start_cli(*args: str, tmp_path: Path) -> subprocess.Popen:
 def test_a_signal_stops_solve_and_its_workers(tmp_path, sig):
     CASES.append(f"solve then {signal.Signals(sig).name}")
     out = tmp_path / "t.json"
-    proc = start_cli("solve", "--game", "bulls:4x10", "--jobs", "2", "--quiet", "-o", str(out), tmp_path=tmp_path)
+    # a solve of minutes (bulls 4 of 10 ends in about 5 s: on a loaded machine the signal could come after it)
+    proc = start_cli("solve", "--game", "mastermind:4x9", "--jobs", "2", "--quiet", "-o", str(out), tmp_path=tmp_path)
     deadline = time.time() + 60
     while len(children_of(proc.pid)) < 2 and time.time() < deadline:
         time.sleep(0.2)
