@@ -3,7 +3,7 @@
 Usage: python tools/cross_check.py NAME ... [--workers 2] [--write]
 
 Each NAME is a tree of tools/regenerate_trees.py (core or frontier). The same `strategy solve` runs with
---scheduler on a fresh LocalCluster (127.0.0.1, one thread per worker, no store), and its proven figures
+--scheduler on a fresh LocalCluster (127.0.0.1, one thread per worker, no store, no task log), and its proven figures
 and tree must equal the shipped file's: a different executor, task order and process layout give the same
 canonical tree. The outcome of each check is printed (and saved for the README with --write, beside the
 checks of earlier runs).
@@ -28,12 +28,14 @@ from strategy.cli import int_in  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 
 
-def without_store(args: list[str]) -> list[str]:
+def from_nothing(args: list[str]) -> list[str]:
+    """The solve's arguments without its store and task log: the check starts from nothing and leaves the
+    frontier's files (and a fresh clone, which has no stores/ folder) as they are."""
     out, skip = [], False
     for a in args:
         if skip:
             skip = False
-        elif a == "--store":
+        elif a in ("--store", "--log"):
             skip = True
         else:
             out.append(a)
@@ -45,7 +47,7 @@ def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "again.json"
         start = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "strategy", "solve", *without_store(args), "--scheduler", address,
+        r = subprocess.run([sys.executable, "-m", "strategy", "solve", *from_nothing(args), "--scheduler", address,
                             "--quiet", "-o", str(out)], capture_output=True, text=True, cwd=ROOT)
         took = time.perf_counter() - start
         if r.returncode:
