@@ -344,6 +344,20 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
+def test_stores_of_two_games_do_not_merge(tmp_path):
+    """A shipped chunk of another game or probe rule is refused in one line, and no merged file is left."""
+    from strategy.io.files import FileError
+    from strategy.search.store import Store, merge
+
+    for name, spec, consistent in (("a", "bulls:3x6", False), ("b", "bulls:3x6", True), ("c", "mastermind:3x3", False)):
+        Store(tmp_path / f"{name}.db", parse_game(spec), consistent).close()
+    for other in ("b", "c"):
+        with pytest.raises(FileError, match=rf"^store '[^']*{other}\.db' is not of the game and probe rule of "):
+            merge([tmp_path / "a.db", tmp_path / f"{other}.db"], tmp_path / "m.db")
+    assert not (tmp_path / "m.db").exists() and not (tmp_path / "m.db.tmp").exists()
+    assert merge([tmp_path / "a.db", tmp_path / "a.db"], tmp_path / "m.db") == 0
+
+
 def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_store_alone_starts_there(
         tmp_path, monkeypatch):
     """On an interruption each unfinished set the driver split keeps its proven bound in the store (the root's

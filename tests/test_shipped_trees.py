@@ -4,6 +4,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -154,7 +156,7 @@ def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
     assert 0 <= bound <= value
 
 
-PROGRESS = sorted((TREES / "progress").glob("*.db.xz"))
+PROGRESS = sorted(p for p in (TREES / "progress").glob("*.db.xz") if p.name.count(".") == 2)  # not the later chunks
 
 
 @pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
@@ -181,6 +183,57 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
             tool.carry_over(name, record)
             assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
             assert tool.task_record(name)[0] == pytest.approx(record["worker_seconds"], abs=0.1)
+
+
+def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_its_chunks(tool, tmp_path, monkeypatch):
+    """The first shipping of a store writes it compacted; each later one only its new or raised results (a chunk
+    of its own, none when nothing is new), so that a commit carries one run's work; a machine without the store
+    gets back, from the chunks in order, what compacting the store whole gives; a proven game drops them all."""
+    from strategy.rules import parse_game
+    from strategy.search.store import Store, compact
+
+    game = parse_game("bulls:3x6")
+    for name, where in (("STORES", "stores"), ("PROGRESS", "progress")):
+        monkeypatch.setattr(tool, name, tmp_path / where)
+    tool.STORES.mkdir()
+    unfinished = tmp_path / "best-found.json.gz"
+    unfinished.write_text("")
+    monkeypatch.setattr(tool, "sharing", lambda store: ["g-total"])
+    monkeypatch.setattr(tool, "best_found_path", lambda name: unfinished)
+    path = tool.STORES / "g.db"
+    store = Store(path, game, False)
+    store.put("exact", 3, 1, 7, True, {"guess": "012"}, 0.001)
+    store.put("quick", 9, 1, 4, False, None, 0.001)  # too quick to ship
+    store.put("slow", 9, 1, 5, False, None, 1.0)
+    store.commit()
+    tool.ship(path)
+    assert [p.name for p in tool.shipped_chunks(path)] == ["g.db.xz"]
+    store.put("slow", 9, 1, 6, False, None, 2.0)  # raised
+    store.put("new", 4, 2, 3, True, {"guess": "345"}, 0.5)
+    store.put("quick", 9, 1, 5, False, None, 0.001)  # raised, still too quick
+    store.commit()
+    tool.ship(path)
+    tool.ship(path)  # nothing new: no chunk
+    assert [p.name for p in tool.shipped_chunks(path)] == ["g.db.xz", "g.2.db.xz"]
+    with tempfile.TemporaryDirectory() as folder:
+        second = tool.unpacked(tool.shipped_chunks(path)[1:], Path(folder))[0]
+        assert sorted(r[0] for r in sqlite3.connect(second).execute("SELECT key FROM results")) == ["new", "slow"]
+    store.close()
+    whole = tmp_path / "whole.db"
+    compact(path, whole, tool.SHIP_MIN_SECONDS)
+    path.rename(tmp_path / "elsewhere.db")
+    tool.restore(path)
+    rows = "SELECT key, size, depth, value, exact, tree FROM results ORDER BY key"
+    assert sqlite3.connect(path).execute(rows).fetchall() == sqlite3.connect(whole).execute(rows).fetchall()
+    assert Store(path, game, False).get("slow").value == 6
+    path.unlink()
+    (tool.PROGRESS / "g.2.db.xz").write_bytes(b"not xz")
+    with pytest.raises(SystemExit, match=r"^[^\n]*/g\.2\.db\.xz is damaged [^\n]*afresh$"):
+        tool.restore(path)
+    assert not path.exists()
+    unfinished.unlink()
+    tool.ship(path)
+    assert tool.shipped_chunks(path) == [] and list(tool.PROGRESS.iterdir()) == []
 
 
 def test_a_solve_new_to_a_machine_that_has_its_store_starts_from_its_recorded_time(tool, tmp_path, monkeypatch):

@@ -11,7 +11,8 @@ a temporary file (gzipped when over 1 MB). With --frontier the open games are so
 the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a task log in
 stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command again. The
 store of an unfinished solve also ships, compacted (its exact results and its slower bounds), as
-trees/progress/GAME.db.xz, and comes back from there, with the time spent on it, on a machine without it.
+trees/progress/GAME.db.xz and then, run by run, what it gained as GAME.2.db.xz, GAME.3.db.xz, ...; it comes back
+from there, with the time spent on it, on a machine without it.
 --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was proven, and
 the best complete tree found, with its proven lower bound and the time spent on the store, is verified and
 shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped; --scheduler
@@ -40,9 +41,11 @@ import contextlib
 import gzip
 import lzma
 import os
+import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,7 +64,7 @@ from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
 from strategy.rules import GameError  # noqa: E402
-from strategy.search.store import Store, compact  # noqa: E402
+from strategy.search.store import Store, compact, merge  # noqa: E402
 
 STORES = ROOT / "stores"
 PARTIAL = ROOT / "build" / "partial"
@@ -152,9 +155,29 @@ def store_path(args: list[str]) -> Path | None:
     return Path(args[args.index("--store") + 1]) if "--store" in args else None
 
 
-def shipped_store(store: Path) -> Path:
-    """Where the compacted copy of a store ships."""
-    return PROGRESS / f"{store.stem}.db.xz"
+def shipped_chunks(store: Path) -> list[Path]:
+    """The shipped copy of a store, in the order it restores: the compacted store as first shipped
+    (GAME.db.xz), then what each later run added (GAME.2.db.xz, GAME.3.db.xz, ...: a commit carries
+    what its run found, not the whole store again). Empty when none ships."""
+    base = PROGRESS / f"{store.stem}.db.xz"
+    if not base.exists():
+        return []
+    later = (re.fullmatch(rf"{re.escape(store.stem)}\.(\d+)\.db\.xz", p.name) for p in PROGRESS.glob(f"{store.stem}.*.db.xz"))
+    return [base] + [PROGRESS / m.group(0) for m in sorted((m for m in later if m), key=lambda m: int(m.group(1)))]
+
+
+def unpacked(chunks: list[Path], folder: Path) -> list[Path]:
+    """The shipped chunks of a store decompressed into `folder`, in their order."""
+    out = []
+    for i, chunk in enumerate(chunks):
+        try:
+            data = lzma.decompress(chunk.read_bytes())
+        except lzma.LZMAError as e:
+            raise SystemExit(f"{os.path.relpath(chunk, ROOT)} is damaged ({e}): delete the store's files in "
+                             f"{os.path.relpath(PROGRESS, ROOT)} to start it afresh") from None
+        out.append(folder / f"{i}.db")
+        out[-1].write_bytes(data)
+    return out
 
 
 def sharing(store: Path) -> list[str]:
@@ -163,18 +186,16 @@ def sharing(store: Path) -> list[str]:
 
 
 def restore(store: Path | None) -> None:
-    """A store lost with its machine comes back from its shipped copy, with the time spent on it so far (the
+    """A store lost with its machine comes back from its shipped chunks, with the time spent on it so far (the
     records of the best trees found), so that the frontier moves on from one machine to the next."""
     if store is None:
         return
-    shipped = shipped_store(store)
-    if store.exists() or not shipped.exists():
+    chunks = shipped_chunks(store)
+    if store.exists() or not chunks:
         return
-    try:
-        write_atomic(store, lzma.decompress(shipped.read_bytes()))
-    except lzma.LZMAError as e:
-        raise SystemExit(f"{os.path.relpath(shipped, ROOT)} is damaged ({e}): delete it to start that store afresh") from None
-    print(f"restored {store.name} from {os.path.relpath(shipped, ROOT)}", flush=True)
+    with tempfile.TemporaryDirectory(dir=STORES) as folder:
+        merge(unpacked(chunks, Path(folder)), store)
+    print(f"restored {store.name} from {', '.join(os.path.relpath(c, ROOT) for c in chunks)}", flush=True)
 
 
 def carry_over(name: str, record: dict) -> None:
@@ -191,21 +212,31 @@ def carry_over(name: str, record: dict) -> None:
 
 
 def ship(store: Path | None) -> None:
-    """Ship the store of unfinished solves compacted (exact results and the slower bounds), or drop the shipped
-    copy once every solve that uses it is proven."""
+    """Ship the store of unfinished solves compacted (exact results and the slower bounds): whole the first time,
+    then only what it gained since the chunks shipped before (the next chunk); or drop the shipped chunks once
+    every solve that uses the store is proven."""
     if store is None:
         return
-    shipped = shipped_store(store)
+    chunks = shipped_chunks(store)
     if not any(best_found_path(name).exists() for name in sharing(store)):
-        shipped.unlink(missing_ok=True)
+        for chunk in chunks:
+            chunk.unlink()
         return
     PROGRESS.mkdir(parents=True, exist_ok=True)
     part = STORES / f"{store.stem}.compact.db"
-    kept = compact(store, part, SHIP_MIN_SECONDS)
-    write_atomic(shipped, lzma.compress(part.read_bytes(), preset=9))
+    with tempfile.TemporaryDirectory(dir=STORES) as folder:
+        if chunks:
+            shipped = Path(folder) / "shipped.db"
+            merge(unpacked(chunks, Path(folder)), shipped)
+            kept = compact(store, part, SHIP_MIN_SECONDS, shipped)
+        else:
+            kept = compact(store, part, SHIP_MIN_SECONDS)
+    target = PROGRESS / (f"{store.stem}.{len(chunks) + 1}.db.xz" if chunks else f"{store.stem}.db.xz")
+    if kept:
+        write_atomic(target, lzma.compress(part.read_bytes(), preset=9))
     part.unlink()
-    print(f"  shipped {kept} results of {store.name} as {os.path.relpath(shipped, ROOT)} "
-          f"({shipped.stat().st_size / 1e6:.1f} MB)", flush=True)
+    print(f"  shipped {kept} results of {store.name}" + (f" as {os.path.relpath(target, ROOT)} "
+          f"({target.stat().st_size / 1e6:.1f} MB)" if kept else " (none new)"), flush=True)
 
 
 def improve(name: str, below: int, budget: float | None) -> None:

@@ -14,6 +14,7 @@ import os
 import sqlite3
 import time
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,34 +150,84 @@ class Store:
             self.con.close()
 
 
-def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: float) -> int:
+def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: float,
+            shipped: str | os.PathLike | None = None) -> int:
     """Copy a store into a new file with every exact result, the bounds that took at least `min_seconds` to prove
     (the many quick ones cost less to find again than to carry) and the roots' bounds: a store small enough to ship.
-    Returns the number of results kept; the target is written whole or not at all."""
+    With `shipped` (a store copied earlier), only the results it does not hold as they are now: what the store has
+    gained since, to ship beside that copy (`merge` puts them together). Returns the number of results kept; the
+    target is written whole or not at all."""
     if not os.path.isfile(source):
         raise FileError(f"store {quote(os.fspath(source))} does not exist")
+    new = "" if shipped is None else (" AND NOT EXISTS (SELECT 1 FROM shipped.results h WHERE h.key = s.key"
+                                      " AND h.value = s.value AND h.exact = s.exact)")
+
+    def copy(con: sqlite3.Connection) -> int:
+        con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
+        if shipped is not None:
+            con.execute("ATTACH DATABASE ? AS shipped", (os.fspath(shipped),))
+        con.execute("BEGIN")
+        con.execute("INSERT INTO meta SELECT * FROM source.meta")
+        kept = con.execute("INSERT INTO results SELECT * FROM source.results s WHERE (s.exact = 1 OR s.seconds >= ? "
+                           "OR s.depth = 0)" + new, (min_seconds,)).rowcount
+        con.execute("COMMIT")
+        for name in ("source", "shipped")[:1 if shipped is None else 2]:
+            con.execute(f"DETACH DATABASE {name}")
+        return kept
+
+    return _write_store(target, copy, source)
+
+
+def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> int:
+    """One store from several of one game and probe rule, read in order, a later result of a set replacing an
+    earlier one: a shipped store and what was shipped after it (`compact` with `shipped`). Returns the number of
+    results; the target is written whole or not at all."""
+    if not sources:
+        raise ValueError("merge needs at least one store")
+
+    def copy(con: sqlite3.Connection) -> int:
+        for i, source in enumerate(sources):
+            if not os.path.isfile(source):
+                raise FileError(f"store {quote(os.fspath(source))} does not exist")
+            con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
+            con.execute("BEGIN")
+            meta = sorted(con.execute("SELECT key, value FROM source.meta").fetchall())
+            if i == 0:
+                con.executemany("INSERT INTO meta VALUES (?, ?)", meta)
+                first = meta
+            elif meta != first:
+                raise FileError(f"store {quote(os.fspath(source))} is not of the game and probe rule of "
+                                f"{quote(os.fspath(sources[0]))}")
+            con.execute("INSERT OR REPLACE INTO results SELECT * FROM source.results")
+            con.execute("COMMIT")
+            con.execute("DETACH DATABASE source")
+        return con.execute("SELECT count(*) FROM results").fetchone()[0]
+
+    return _write_store(target, copy, sources[0])
+
+
+def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection], int],
+                 source: str | os.PathLike) -> int:
+    """A new store file at `target`, its tables filled by `fill` (which returns a count), written through a temporary
+    file so that it is whole or absent; `source` names the store a failure is blamed on."""
     part = f"{os.fspath(target)}.tmp"
     if os.path.exists(part):
         os.unlink(part)
     con = sqlite3.connect(part, isolation_level=None)
     try:
         con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
-        con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
-        con.execute("BEGIN")
-        con.execute("INSERT INTO meta SELECT * FROM source.meta")
-        kept = con.execute("INSERT INTO results SELECT * FROM source.results WHERE exact = 1 OR seconds >= ? OR depth = 0",
-                           (min_seconds,)).rowcount
-        con.execute("COMMIT")
-        con.execute("DETACH DATABASE source")
+        count = fill(con)
         con.execute("VACUUM")
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, FileError) as e:
         con.close()
         os.unlink(part)
+        if isinstance(e, FileError):
+            raise
         raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
     finally:
         con.close()
     os.replace(part, target)
-    return kept
+    return count
 
 
 def _unpack(blob: bytes | None) -> dict | None:
