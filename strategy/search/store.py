@@ -218,14 +218,13 @@ def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection],
         con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
         count = fill(con)
         con.execute("VACUUM")
-    except (sqlite3.DatabaseError, FileError) as e:
+    except BaseException as e:  # a Ctrl-C too: no half-written file is left
         con.close()
         os.unlink(part)
-        if isinstance(e, FileError):
-            raise
-        raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
-    finally:
-        con.close()
+        if isinstance(e, sqlite3.DatabaseError):
+            raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
+        raise
+    con.close()
     os.replace(part, target)
     return count
 
