@@ -448,6 +448,26 @@ def test_ctrl_c_stops_the_exact_endgames_of_a_build_within_seconds(tmp_path):
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_stops_a_cross_check_in_one_line_with_its_cluster(tmp_path):
+    """tools/cross_check.py runs a solve on a Dask LocalCluster it starts; a Ctrl-C at the terminal reaches the
+    whole process group: the tool says so in one line (the workers print no tracebacks) and leaves no process."""
+    CASES.append("cross_check.py then SIGINT")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "cross_check.py"), "mastermind-4x9-total"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            start_new_session=True)  # a process group of its own, as a terminal gives a command
+    deadline = time.time() + 90
+    while len(children_of(proc.pid)) < 3 and time.time() < deadline:  # two workers and the solve
+        time.sleep(0.2)
+    family = children_of(proc.pid)
+    assert len(family) >= 3, "the cluster or the solve did not start"
+    time.sleep(3.0)  # the solve is on the cluster: its search takes minutes
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and err.strip() == "cross_check.py: interrupted (nothing written)", err
+    time.sleep(0.5)
+    assert not [p for p in family if alive(p)], "processes were left running"
+
+
 def test_sigterm_during_export_leaves_no_temporary_file(tmp_path):
     CASES.append("export then SIGTERM")
     big = tmp_path / "big.json"

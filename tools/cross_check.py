@@ -11,7 +11,9 @@ checks of earlier runs).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,8 +72,18 @@ def main() -> None:
     from distributed import LocalCluster
 
     rows = []
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                      processes=True) as cluster:
+    # the worker processes inherit an ignored SIGINT: a Ctrl-C stops the solve and this process, which closes the
+    # cluster, instead of every worker printing its own KeyboardInterrupt traceback
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                               processes=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    # the scheduler runs here: its warnings on the workers it loses as the cluster closes are not news (a worker lost
+    # in a check is reported by the solve, whose tasks it held)
+    logging.getLogger("distributed.scheduler").setLevel(logging.ERROR)
+    with cluster:
         for name in args.names:
             same, took, proven = check(name, table[name], cluster.scheduler_address)
             verdict = "identical tree and proof" if same else "DIFFERENT"
