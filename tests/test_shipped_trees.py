@@ -186,9 +186,10 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
 
 
 def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_its_chunks(tool, tmp_path, monkeypatch):
-    """The first shipping of a store writes it compacted; each later one only its new or raised results (a chunk
-    of its own, none when nothing is new), so that a commit carries one run's work; a machine without the store
-    gets back, from the chunks in order, what compacting the store whole gives; a proven game drops them all."""
+    """The first shipping of a store writes it compacted; each later one only its new or raised results (into the
+    last chunk while it is small, else a chunk of its own; nothing when nothing is new), so that a commit carries
+    about one run's work; a machine without the store gets back, from the chunks in order, what compacting the
+    store whole gives; a proven game drops them all."""
     from strategy.rules import parse_game
     from strategy.search.store import Store, compact
 
@@ -215,9 +216,22 @@ def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_it
     tool.ship(path)
     tool.ship(path)  # nothing new: no chunk
     assert [p.name for p in tool.shipped_chunks(path)] == ["g.db.xz", "g.2.db.xz"]
-    with tempfile.TemporaryDirectory() as folder:
-        second = tool.unpacked(tool.shipped_chunks(path)[1:], Path(folder))[0]
-        assert sorted(r[0] for r in sqlite3.connect(second).execute("SELECT key FROM results")) == ["new", "slow"]
+
+    def keys(chunk: int) -> list[str]:
+        with tempfile.TemporaryDirectory() as folder:
+            got = tool.unpacked([tool.shipped_chunks(path)[chunk]], Path(folder))[0]
+            return sorted(r[0] for r in sqlite3.connect(got).execute("SELECT key FROM results"))
+
+    assert keys(1) == ["new", "slow"]
+    store.put("later", 5, 2, 1, True, {"guess": "024"}, 0.1)
+    store.commit()
+    tool.ship(path)  # the last chunk is small: it takes the new result in
+    assert len(tool.shipped_chunks(path)) == 2 and keys(1) == ["later", "new", "slow"]
+    monkeypatch.setattr(tool, "SHIP_CHUNK_BYTES", 0)
+    store.put("last", 5, 2, 2, True, {"guess": "135"}, 0.1)
+    store.commit()
+    tool.ship(path)  # the last chunk is full: a new one
+    assert [p.name for p in tool.shipped_chunks(path)][2:] == ["g.3.db.xz"] and keys(2) == ["last"]
     store.close()
     whole = tmp_path / "whole.db"
     compact(path, whole, tool.SHIP_MIN_SECONDS)

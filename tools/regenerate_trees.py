@@ -11,7 +11,8 @@ a temporary file (gzipped when over 1 MB). With --frontier the open games are so
 the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a task log in
 stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command again. The
 store of an unfinished solve also ships, compacted (its exact results and its slower bounds), as
-trees/progress/GAME.db.xz and then, run by run, what it gained as GAME.2.db.xz, GAME.3.db.xz, ...; it comes back
+trees/progress/GAME.db.xz and then, run by run, what it gained in chunks GAME.2.db.xz, GAME.3.db.xz, ... (the
+last one grows to 1 MB before the next begins); it comes back
 from there, with the time spent on it, on a machine without it.
 --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was proven, and
 the best complete tree found, with its proven lower bound and the time spent on the store, is verified and
@@ -70,6 +71,7 @@ STORES = ROOT / "stores"
 PARTIAL = ROOT / "build" / "partial"
 PROGRESS = ROOT / "trees" / "progress"  # the stores of unfinished solves, compacted, so the next machine resumes them
 SHIP_MIN_SECONDS = 0.02  # bounds quicker to prove than this are left out of a shipped store (found again at once)
+SHIP_CHUNK_BYTES = 1_000_000  # a shipped store's last chunk under this size takes the next run's results in
 
 CORE = {
     "bulls-3x10-total": ["--game", "bulls:3x10"],
@@ -213,8 +215,9 @@ def carry_over(name: str, record: dict) -> None:
 
 def ship(store: Path | None) -> None:
     """Ship the store of unfinished solves compacted (exact results and the slower bounds): whole the first time,
-    then only what it gained since the chunks shipped before (the next chunk); or drop the shipped chunks once
-    every solve that uses the store is proven."""
+    then only what it gained since the chunks shipped before it. A last chunk under SHIP_CHUNK_BYTES takes the new
+    results in (it is written again, whole), a larger one is followed by a new chunk: a commit carries about a
+    run's work, and the chunks stay few. Once every solve that uses the store is proven, the chunks are dropped."""
     if store is None:
         return
     chunks = shipped_chunks(store)
@@ -223,15 +226,16 @@ def ship(store: Path | None) -> None:
             chunk.unlink()
         return
     PROGRESS.mkdir(parents=True, exist_ok=True)
+    if len(chunks) > 1 and chunks[-1].stat().st_size < SHIP_CHUNK_BYTES:
+        target, before = chunks[-1], chunks[:-1]
+    else:
+        target, before = PROGRESS / (f"{store.stem}.{len(chunks) + 1}.db.xz" if chunks else f"{store.stem}.db.xz"), chunks
     part = STORES / f"{store.stem}.compact.db"
     with tempfile.TemporaryDirectory(dir=STORES) as folder:
-        if chunks:
-            shipped = Path(folder) / "shipped.db"
-            merge(unpacked(chunks, Path(folder)), shipped)
-            kept = compact(store, part, SHIP_MIN_SECONDS, shipped)
-        else:
-            kept = compact(store, part, SHIP_MIN_SECONDS)
-    target = PROGRESS / (f"{store.stem}.{len(chunks) + 1}.db.xz" if chunks else f"{store.stem}.db.xz")
+        shipped = Path(folder) / "shipped.db" if before else None
+        if shipped is not None:
+            merge(unpacked(before, Path(folder)), shipped)
+        kept = compact(store, part, SHIP_MIN_SECONDS, shipped)
     if kept:
         write_atomic(target, lzma.compress(part.read_bytes(), preset=9))
     part.unlink()
