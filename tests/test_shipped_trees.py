@@ -235,16 +235,17 @@ def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_it
     store.close()
     whole = tmp_path / "whole.db"
     compact(path, whole, tool.SHIP_MIN_SECONDS)
-    path.rename(tmp_path / "elsewhere.db")
-    tool.restore(path)
+    fresh = tmp_path / "new-machine" / "stores" / "g.db"  # a fresh clone: no stores/ yet
+    tool.restore(fresh)
     rows = "SELECT key, size, depth, value, exact, tree FROM results ORDER BY key"
-    assert sqlite3.connect(path).execute(rows).fetchall() == sqlite3.connect(whole).execute(rows).fetchall()
-    assert Store(path, game, False).get("slow").value == 6
-    path.unlink()
+    assert sqlite3.connect(fresh).execute(rows).fetchall() == sqlite3.connect(whole).execute(rows).fetchall()
+    with contextlib.closing(Store(fresh, game, False)) as restored:
+        assert restored.get("slow").value == 6
+    fresh.unlink()
     (tool.PROGRESS / "g.2.db.xz").write_bytes(b"not xz")
     with pytest.raises(SystemExit, match=r"^[^\n]*/g\.2\.db\.xz is damaged [^\n]*afresh$"):
-        tool.restore(path)
-    assert not path.exists()
+        tool.restore(fresh)
+    assert list(fresh.parent.iterdir()) == []
     unfinished.unlink()
     tool.ship(path)
     assert tool.shipped_chunks(path) == [] and list(tool.PROGRESS.iterdir()) == []

@@ -195,7 +195,8 @@ def restore(store: Path | None) -> None:
     chunks = shipped_chunks(store)
     if store.exists() or not chunks:
         return
-    with tempfile.TemporaryDirectory(dir=STORES) as folder:
+    store.parent.mkdir(parents=True, exist_ok=True)  # a fresh clone has no stores/ (--bound restores before a solve)
+    with tempfile.TemporaryDirectory(dir=store.parent) as folder:
         merge(unpacked(chunks, Path(folder)), store)
     print(f"restored {store.name} from {', '.join(os.path.relpath(c, ROOT) for c in chunks)}", flush=True)
 
