@@ -3,6 +3,7 @@ surviving dead workers, resuming from its store after SIGINT, kill -9 or a lost 
 tree, and stopping in one line, with its best tree written, when its store or log cannot be written."""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -356,6 +357,30 @@ def test_stores_of_two_games_do_not_merge(tmp_path):
             merge([tmp_path / "a.db", tmp_path / f"{other}.db"], tmp_path / "m.db")
     assert not (tmp_path / "m.db").exists() and not (tmp_path / "m.db.tmp").exists()
     assert merge([tmp_path / "a.db", tmp_path / "a.db"], tmp_path / "m.db") == 0
+
+
+def test_a_merged_store_keeps_the_best_result_of_each_set_whatever_the_order():
+    """An exact value beats a bound, a higher bound a lower one, in whichever of the merged stores it comes."""
+    import itertools
+    import tempfile
+
+    from strategy.search.store import Store, merge
+
+    game = parse_game("bulls:3x6")
+    results = [[("k", 4, False), ("j", 1, False)], [("k", 6, False), ("j", 3, True)], [("k", 5, True)]]
+    for order in itertools.permutations(range(3)):
+        with tempfile.TemporaryDirectory() as folder:
+            paths = []
+            for i in order:
+                paths.append(Path(folder) / f"{i}.db")
+                store = Store(paths[-1], game, False)
+                for key, value, exact in results[i]:
+                    store.put(key, 3, 1, value, exact, {"guess": "012"} if exact else None, 0.1)
+                store.close()
+            merge(paths, Path(folder) / "m.db")
+            with contextlib.closing(Store(Path(folder) / "m.db", game, False)) as merged:
+                got = {key: (merged.get(key).value, merged.get(key).exact) for key in ("k", "j")}
+            assert got == {"k": (5, True), "j": (3, True)}, order
 
 
 def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_store_alone_starts_there(

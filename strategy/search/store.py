@@ -178,10 +178,18 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
     return _write_store(target, copy, source)
 
 
+# a result of a set already there is replaced only by a better one, as `Store.put` does: an exact value, or a higher
+# bound (`WHERE true` lets SQLite read ON CONFLICT as the upsert, not as part of the SELECT)
+MERGE = """INSERT INTO results SELECT * FROM source.results WHERE true ON CONFLICT(key) DO UPDATE SET
+    size = excluded.size, depth = excluded.depth, value = excluded.value, exact = excluded.exact, tree = excluded.tree,
+    seconds = excluded.seconds, saved = excluded.saved
+    WHERE excluded.exact > results.exact OR (excluded.exact = results.exact AND excluded.value > results.value)"""
+
+
 def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> int:
-    """One store from several of one game and probe rule, read in order, a later result of a set replacing an
-    earlier one: a shipped store and what was shipped after it (`compact` with `shipped`). Returns the number of
-    results; the target is written whole or not at all."""
+    """One store from several of one game and probe rule, each set with the best result any of them holds (an exact
+    value, else the highest bound), whatever their order: a shipped store and what was shipped after it (`compact`
+    with `shipped`). Returns the number of results; the target is written whole or not at all."""
     if not sources:
         raise ValueError("merge needs at least one store")
 
@@ -198,7 +206,7 @@ def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> in
             elif meta != first:
                 raise FileError(f"store {quote(os.fspath(source))} is not of the game and probe rule of "
                                 f"{quote(os.fspath(sources[0]))}")
-            con.execute("INSERT OR REPLACE INTO results SELECT * FROM source.results")
+            con.execute(MERGE)
             con.execute("COMMIT")
             con.execute("DETACH DATABASE source")
         return con.execute("SELECT count(*) FROM results").fetchone()[0]
