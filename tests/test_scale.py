@@ -359,28 +359,26 @@ def test_stores_of_two_games_do_not_merge(tmp_path):
     assert merge([tmp_path / "a.db", tmp_path / "a.db"], tmp_path / "m.db") == 0
 
 
-def test_a_merged_store_keeps_the_best_result_of_each_set_whatever_the_order():
+def test_a_merged_store_keeps_the_best_result_of_each_set_whatever_the_order(tmp_path):
     """An exact value beats a bound, a higher bound a lower one, in whichever of the merged stores it comes."""
     import itertools
-    import tempfile
 
     from strategy.search.store import Store, merge
 
     game = parse_game("bulls:3x6")
     results = [[("k", 4, False), ("j", 1, False)], [("k", 6, False), ("j", 3, True)], [("k", 5, True)]]
     for order in itertools.permutations(range(3)):
-        with tempfile.TemporaryDirectory() as folder:
-            paths = []
-            for i in order:
-                paths.append(Path(folder) / f"{i}.db")
-                store = Store(paths[-1], game, False)
-                for key, value, exact in results[i]:
-                    store.put(key, 3, 1, value, exact, {"guess": "012"} if exact else None, 0.1)
-                store.close()
-            merge(paths, Path(folder) / "m.db")
-            with contextlib.closing(Store(Path(folder) / "m.db", game, False)) as merged:
-                got = {key: (merged.get(key).value, merged.get(key).exact) for key in ("k", "j")}
-            assert got == {"k": (5, True), "j": (3, True)}, order
+        folder = tmp_path / "".join(map(str, order))
+        folder.mkdir()
+        for i in order:
+            store = Store(folder / f"{i}.db", game, False)
+            for key, value, exact in results[i]:
+                store.put(key, 3, 1, value, exact, {"guess": "012"} if exact else None, 0.1)
+            store.close()
+        merge([folder / f"{i}.db" for i in order], folder / "m.db")
+        with contextlib.closing(Store(folder / "m.db", game, False)) as merged:
+            got = {key: (merged.get(key).value, merged.get(key).exact) for key in ("k", "j")}
+        assert got == {"k": (5, True), "j": (3, True)}, order
 
 
 def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_store_alone_starts_there(
