@@ -11,7 +11,6 @@ checks of earlier runs).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import subprocess
@@ -69,6 +68,10 @@ def main() -> None:
     unknown = [n for n in args.names if n not in table or shipped_path(n) is None]
     if unknown:
         raise SystemExit(f"{unknown[0]!r} is not a shipped tree of tools/regenerate_trees.py")
+    # the cluster's notes as it closes (the workers' on the tasks a Ctrl-C cancelled, the scheduler's on the workers it
+    # loses) are not news: a worker lost in a check is reported by the solve, whose tasks it held. Dask reads this at
+    # import, here and in each worker process
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
     from distributed import LocalCluster
 
     rows = []
@@ -80,9 +83,6 @@ def main() -> None:
                                processes=True)
     finally:
         signal.signal(signal.SIGINT, previous)
-    # the scheduler runs here: its warnings on the workers it loses as the cluster closes are not news (a worker lost
-    # in a check is reported by the solve, whose tasks it held)
-    logging.getLogger("distributed.scheduler").setLevel(logging.ERROR)
     with cluster:
         for name in args.names:
             same, took, proven = check(name, table[name], cluster.scheduler_address)
