@@ -114,7 +114,8 @@ class Store:
             raise FileError(f"store {quote(self.path)} has a damaged entry: {e}") from None
 
     def put(self, key: str, size: int, depth: int, value: int, exact: bool, tree: dict | None, seconds: float) -> None:
-        """Record a result (an exact value replaces a bound; a bound never replaces an exact value)."""
+        """Record a result (an exact value replaces a bound; a bound never replaces an exact value; `merge` applies
+        the same rule in SQL)."""
         old = self.get(key)
         if old is not None and (old.exact or (not exact and old.value >= value)):
             return
@@ -159,31 +160,31 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
     target is written whole or not at all."""
     if not os.path.isfile(source):
         raise FileError(f"store {quote(os.fspath(source))} does not exist")
+    attached = {"source": source, **({"shipped": shipped} if shipped is not None else {})}
     new = "" if shipped is None else (" AND NOT EXISTS (SELECT 1 FROM shipped.results h WHERE h.key = s.key"
                                       " AND h.value = s.value AND h.exact = s.exact)")
 
     def copy(con: sqlite3.Connection) -> int:
-        con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
-        if shipped is not None:
-            con.execute("ATTACH DATABASE ? AS shipped", (os.fspath(shipped),))
+        for name, path in attached.items():
+            con.execute(f"ATTACH DATABASE ? AS {name}", (os.fspath(path),))
         con.execute("BEGIN")
         con.execute("INSERT INTO meta SELECT * FROM source.meta")
         kept = con.execute("INSERT INTO results SELECT * FROM source.results s WHERE (s.exact = 1 OR s.seconds >= ? "
                            "OR s.depth = 0)" + new, (min_seconds,)).rowcount
         con.execute("COMMIT")
-        for name in ("source", "shipped")[:1 if shipped is None else 2]:
+        for name in attached:
             con.execute(f"DETACH DATABASE {name}")
         return kept
 
     return _write_store(target, copy, source)
 
 
-# a result of a set already there is replaced only by a better one, as `Store.put` does: an exact value, or a higher
-# bound (`WHERE true` lets SQLite read ON CONFLICT as the upsert, not as part of the SELECT)
+# `Store.put`'s rule in SQL: a result of a set already there is replaced only if it is a bound and the new one is
+# exact or a higher bound (`WHERE true` lets SQLite read ON CONFLICT as the upsert, not as part of the SELECT)
 MERGE = """INSERT INTO results SELECT * FROM source.results WHERE true ON CONFLICT(key) DO UPDATE SET
     size = excluded.size, depth = excluded.depth, value = excluded.value, exact = excluded.exact, tree = excluded.tree,
     seconds = excluded.seconds, saved = excluded.saved
-    WHERE excluded.exact > results.exact OR (excluded.exact = results.exact AND excluded.value > results.value)"""
+    WHERE results.exact = 0 AND (excluded.exact = 1 OR excluded.value > results.value)"""
 
 
 def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> int:
