@@ -7,6 +7,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+import orjson
 import pytest
 
 from strategy.io import tree
@@ -266,6 +267,22 @@ def test_a_solve_new_to_a_machine_that_has_its_store_starts_from_its_recorded_ti
     (tmp_path / "g-worst.seconds").write_text("800.0\n")  # more here than the record: kept
     tool.carry_over("g-worst", record)
     assert float((tmp_path / "g-worst.seconds").read_text()) == 800.0
+
+
+def test_the_efficiency_comes_from_the_latest_hour_of_runs_not_a_short_last_one(tool, tmp_path, monkeypatch):
+    """A 50-second run after one that filled 64 workers for half an hour: the efficiency is the two replayed
+    one after the other (not the short one's 1/64), and an older run beyond the latest hour of worker time does
+    not count; runs are taken in the order they started, whatever the order of the log's lines."""
+    monkeypatch.setattr(tool, "STORES", tmp_path)
+    def task(run: str, i: int, seconds: float) -> str:
+        return orjson.dumps({"run": run, "phase": "total", "task": i, "after": None, "key": f"k{i}", "size": 9,
+                             "depth": 2, "probe": False, "path": [0], "seconds": seconds, "worker": "host:99",
+                             "value": 20, "exact": False, "stopped": False, "finished": 1.0}).decode()
+    lines = [task("2-200", 1, 50.0), *(task("1-100", i, 1000.0) for i in range(1, 129)), task("0-50", 1, 5000.0)]
+    (tmp_path / "g-total.log").write_text("\n".join(lines) + "\n")
+    work, efficiency, last = tool.task_record("g-total")
+    assert work == pytest.approx(128_000 + 50 + 5000) and last == pytest.approx(50.0)
+    assert efficiency == pytest.approx(128_050 / (2000 + 50) / 64, rel=1e-3)
 
 
 def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):

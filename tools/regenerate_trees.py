@@ -33,7 +33,7 @@ exact values and bounds the solve's store holds are read where the lookahead mee
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
-tools/simulate_scaling.py measures on the logged tasks of the last run.
+tools/simulate_scaling.py measures on the logged tasks of the latest runs (an hour of worker time).
 """
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
-from simulate_scaling import load as load_log  # noqa: E402
 from simulate_scaling import DISPATCH, makespan  # noqa: E402
+from simulate_scaling import load as load_log  # noqa: E402
 from strategy.cli import MAX_LOOKAHEAD  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
@@ -97,6 +97,7 @@ MOONSHOTS = {
     "mastermind-5x8-consistent-total": ["--game", "mastermind:5x8", "--consistent-only"],
 }
 PROJECTED_WORKERS = 64
+EFFICIENCY_SAMPLE = 3600.0  # worker seconds of the latest runs whose task logs give the efficiency on PROJECTED_WORKERS
 
 
 def frontier() -> dict[str, list[str]]:
@@ -427,16 +428,32 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
 
 def task_record(name: str) -> tuple[float, float, float]:
     """(worker seconds over every run on this store, parallel efficiency on PROJECTED_WORKERS simulated from
-    the last run's task log, worker seconds of the last run)."""
+    the task logs of the latest runs, worker seconds of the last run)."""
     log = STORES / f"{name}.log"
     carried = STORES / f"{name}.carried"  # worker time spent on machines before the store was restored here
     work = float(carried.read_text()) if carried.exists() else 0.0
     if not log.exists() or not log.read_text().strip():
         return work, 0.0, 0.0
-    work += sum(r["seconds"] for r in load_log(str(log), None, every_run=True))
-    last = load_log(str(log), None)
-    return (work, makespan(last, 1) / makespan(last, PROJECTED_WORKERS, DISPATCH) / PROJECTED_WORKERS,
-            sum(r["seconds"] for r in last))
+    runs: dict[str, list[dict]] = {}
+    for row in load_log(str(log), None, every_run=True):
+        runs.setdefault(row["run"], []).append(row)
+    work += sum(r["seconds"] for rows in runs.values() for r in rows)
+    in_order = [runs[run] for run in sorted(runs, key=lambda run: int(run.rsplit("-", 1)[1]))]  # pid-start time
+    return work, efficiency(in_order), sum(r["seconds"] for r in in_order[-1])
+
+
+def efficiency(runs: list[list[dict]]) -> float:
+    """The parallel efficiency on PROJECTED_WORKERS of the latest runs (each replayed as it ran) that together
+    hold EFFICIENCY_SAMPLE worker seconds: a short run's few hundred seconds of tasks cannot fill 64 workers,
+    and alone it would halve the efficiency of a solve that had filled them for hours."""
+    one = many = sampled = 0.0
+    for rows in reversed(runs):
+        one += makespan(rows, 1)
+        many += makespan(rows, PROJECTED_WORKERS, DISPATCH)
+        sampled += sum(r["seconds"] for r in rows)
+        if sampled >= EFFICIENCY_SAMPLE:
+            break
+    return one / many / PROJECTED_WORKERS
 
 
 def projected_hours(record: dict, progress: float) -> float:
@@ -554,7 +571,7 @@ def write_unfinished(names: list[str]) -> None:
                  f"projected proof on {PROJECTED_WORKERS} workers", "published"], rows,
                 "The lower bound is proven; the best tree found is verified over every secret and ships as "
                 "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
-                f"and runs it at the efficiency simulated from the last run's task log (the driver spending {1000 * DISPATCH:.0f} ms "
+                f"and runs it at the efficiency simulated from the task logs of the latest runs, at least {EFFICIENCY_SAMPLE / 3600:.0f} h of worker time (the driver spending {1000 * DISPATCH:.0f} ms "
                 "on each task it sends out): an extrapolation, not a bound, "
                 "and an optimistic one, since the settled share grows fastest at the start of a run (the parts of bulls' first "
                 "question, solved smallest first, count by the square of their size); when the last run "
