@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
-from simulate_scaling import DISPATCH, makespan  # noqa: E402
+from simulate_scaling import DISPATCH, makespan, started  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
 from strategy.cli import MAX_LOOKAHEAD  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
@@ -438,7 +438,7 @@ def task_record(name: str) -> tuple[float, float, float]:
     for row in load_log(str(log), None, every_run=True):
         runs.setdefault(row["run"], []).append(row)
     work += sum(r["seconds"] for rows in runs.values() for r in rows)
-    in_order = [runs[run] for run in sorted(runs, key=lambda run: int(run.rsplit("-", 1)[1]))]  # pid-start time
+    in_order = [runs[run] for run in sorted(runs, key=started)]
     return work, efficiency(in_order), sum(r["seconds"] for r in in_order[-1])
 
 

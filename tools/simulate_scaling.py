@@ -49,8 +49,13 @@ def load(path: str, phase: str | None, every_run: bool = False) -> list[dict]:
 
 
 def in_driver(row: dict) -> bool:
-    """Whether the driver ran this task itself (run ids start with the driver's pid, workers end with theirs)."""
+    """Whether the driver ran this task itself (run ids are PID-START, workers end with their pid)."""
     return str(row.get("worker", "")).rsplit(":", 1)[-1] == str(row["run"]).split("-", 1)[0]
+
+
+def started(run: str) -> int:
+    """When a run began (Unix seconds, from its id PID-START): runs of one log in the order they ran."""
+    return int(run.rsplit("-", 1)[1])
 
 
 def makespan(rows: list[dict], workers: int, dispatch: float = 0.0) -> float:
