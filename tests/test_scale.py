@@ -508,23 +508,36 @@ def test_the_task_log_replays_in_the_simulation(tmp_path):
     assert slowed[2] < speedups[2]
 
 
-def test_the_coarse_plan_splits_the_refutations_of_sets_too_large_for_one_task(tmp_path):
-    """An interrupted task loses its work, so the few-worker plan sends a refutation of a set above
-    `split_probes` secrets out as its parts, never whole; below it a refutation stays one task. The tree is
-    the same either way (Mastermind 4x6, 1296 secrets: its root's other probes are refutations)."""
+def test_the_coarse_plan_tries_refutations_of_large_sets_whole_for_a_while_then_splits_them(tmp_path):
+    """An interrupted task loses its work, so the few-worker plan never lets a refutation of a set above
+    `split_probes` secrets run long as one task: it tries it whole for `whole_seconds` (the engine refutes most
+    such questions whole in a fraction of the work of their parts as tasks of their own), and splits it into its
+    parts when that is not enough, or at once above `whole_max` secrets. Below `split_probes` a refutation stays
+    one task. The tree is the same every way (Mastermind 4x6, 1296 secrets: its root's other probes are
+    refutations)."""
     import dataclasses
 
     from strategy.search.driver import COARSE, plan_for
 
     assert plan_for(2) == COARSE and 1440 < COARSE.split_probes < 1920  # bulls 4 of 10's parts stay whole, 5 of 8's split
-    trees, root_tasks = [], []
-    for split_probes in (1 << 30, 1000):
-        log = tmp_path / f"{split_probes}.jsonl"
-        report = solved("mastermind:4x6", jobs=2, plan=dataclasses.replace(COARSE, split_probes=split_probes), log=str(log))
-        trees.append(report.tree)
-        root_tasks.append(sum(1 for line in log.read_text().splitlines() if orjson.loads(line)["size"] == 1296))
-    assert trees[0] == trees[1]
-    assert root_tasks[0] > 0 and root_tasks[1] == 0
+    assert COARSE.whole_seconds > 0 and COARSE.whole_max > 3012  # Mastermind 5x7's parts are tried whole
+    plans = {"whole": dataclasses.replace(COARSE, split_probes=1 << 30),
+             "split at once": dataclasses.replace(COARSE, split_probes=1000, whole_max=0),
+             "whole in time": dataclasses.replace(COARSE, split_probes=1000, whole_seconds=60.0),
+             "out of time": dataclasses.replace(COARSE, split_probes=1000, whole_seconds=1e-4)}
+    trees, root_tasks, split_questions = {}, {}, {}
+    for name, plan in plans.items():
+        log = tmp_path / f"{len(trees)}.jsonl"
+        trees[name] = solved("mastermind:4x6", jobs=2, plan=plan, log=str(log)).tree
+        lines = [orjson.loads(line) for line in log.read_text().splitlines()]
+        root_tasks[name] = [line["stopped"] for line in lines if line["size"] == 1296]
+        split_questions[name] = len({line["path"][0] for line in lines if line["depth"] == 1})
+    assert all(tree == trees["whole"] for tree in trees.values())
+    assert split_questions["whole"] == 1 < split_questions["out of time"]  # the first question's parts, or all
+    assert root_tasks["whole"] and not any(root_tasks["whole"])
+    assert root_tasks["split at once"] == []
+    assert root_tasks["whole in time"] == root_tasks["whole"]
+    assert any(root_tasks["out of time"])  # (one that ends before the worker looks at the time stands)
 
 
 def test_the_quick_deadline_stops_only_the_armed_search():

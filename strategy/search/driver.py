@@ -52,7 +52,10 @@ class Plan:
     With `quick`, the driver first tries each probe task itself for QUICK_SECONDS: right for a few workers
     (a round trip costs more than most refutations), wrong for many (the driver must stay free to dispatch).
     With `batch_seconds`, consecutive probe tasks of a set go out together, as many as the set's probe tasks
-    so far say fill that long: the many workers' way past a round trip per millisecond refutation."""
+    so far say fill that long: the many workers' way past a round trip per millisecond refutation.
+    With `whole_seconds`, the probes of a set of more than split_probes (and at most whole_max) secrets are
+    first tried as one task each for that long, and split only when that is not enough: the engine refutes
+    most of them whole, in a fraction of the work their parts take as tasks of their own."""
 
     min_size: int = 150
     max_depth: int = 2
@@ -60,6 +63,8 @@ class Plan:
     split_refuting: int = 300
     quick: bool = False
     batch_seconds: float = 0.0
+    whole_seconds: float = 0.0
+    whole_max: int = 0
 
     def expands(self, n: int, d: int) -> bool:
         return d <= self.max_depth and n > self.min_size
@@ -69,8 +74,12 @@ NO_SPLIT = Plan(min_size=1 << 30, max_depth=-1)
 # few workers: refutations stay whole (least total work), except those of sets too large for one task: an
 # interrupted task loses all its work, and on 2 workers a whole refutation of a 1920-secret set of bulls 5 of 8
 # took 14 min, of Mastermind 5x6's whole game 29 min. Splitting above 1500 secrets (Mastermind 4x8: the
-# longest task 9.4 s -> 0.66 s, worker time +16%, same wall time) leaves bulls 4 of 10 as it was.
-COARSE = Plan(split_probes=1500, quick=True)
+# longest task 9.4 s -> 0.66 s, worker time +16%, same wall time) leaves bulls 4 of 10 as it was. But split
+# parts cost far more work than the engine's own refutation where most refutations are quick: so such a
+# refutation is tried whole for 20 s first (Mastermind 5x7 fewest at 6, part of 3012 secrets: over 900 s ->
+# 101 s on 2 workers; Mastermind 5x6 least total 136 s -> 75 s). Sets above 8000 (a first question of a
+# game this size) are split at once: their refutations are never that quick.
+COARSE = Plan(split_probes=1500, quick=True, whole_seconds=20.0, whole_max=8000)
 FINE = Plan(batch_seconds=0.25)  # many workers: large refutations are split too (more work, no task holds much
 # of it), and the probes of a set are batched into tasks of about 0.25 s
 PLANS = {"coarse": COARSE, "fine": FINE}
@@ -293,13 +302,19 @@ class SetNode:
         self.check()
 
     def whole_probes(self, pos: int) -> bool:
-        """Whether the probe at `pos` runs as one task (else the driver splits it into its parts)."""
-        return pos != self.first and self.n <= self.drv.plan.split_probes
+        """Whether the probe at `pos` runs as one task (else the driver splits it into its parts), for a limited
+        time (`whole_limit`) when the set is larger than split_probes."""
+        return pos != self.first and (self.n <= self.drv.plan.split_probes or self.whole_limit() > 0)
+
+    def whole_limit(self) -> float:
+        """How long one of its probes may run as one task before the driver splits it (0: no limit)."""
+        plan = self.drv.plan
+        return plan.whole_seconds if plan.split_probes < self.n <= plan.whole_max else 0.0
 
     def batch_size(self) -> int:
         """How many probe tasks of this set to send as one, from what its probe tasks took so far."""
         target = self.drv.plan.batch_seconds
-        if target <= 0 or self.probe_tasks < BATCH_AFTER:
+        if target <= 0 or self.probe_tasks < BATCH_AFTER or self.whole_limit() > 0:
             return 1
         return max(1, min(MAX_BATCH, int(target * self.probe_tasks / max(self.probe_seconds, 1e-6))))
 
@@ -410,7 +425,12 @@ class ProbeNode:
 
     def task(self, beta: int) -> Task:
         o = self.owner
-        return Task(self.key, o.S, o.d, o.history, o.b, int(beta), probe=self.probe)
+        return Task(self.key, o.S, o.d, o.history, o.b, int(beta), probe=self.probe, seconds=o.whole_limit())
+
+    def timed_out(self) -> None:
+        """Its task ran out of its time whole: split it into its parts instead."""
+        self.handle = None
+        self.start()
 
     def task_finished(self, r: Result) -> None:
         """The probe task's outcome: exact value (and subtree), or a lower bound."""
@@ -687,6 +707,8 @@ class Driver:
             return self.batch_finished(node, f.handle, r, after)
         if self.log:
             self.log_task(f.handle, after, node, r)
+        if r.timed_out and isinstance(node, ProbeNode) and not node.cancelled:
+            return node.timed_out()
         if r.stopped or node.cancelled:
             return
         if isinstance(node, ProbeNode):

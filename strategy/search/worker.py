@@ -87,17 +87,19 @@ class Engine:
                 self.zs, self.tt, self.counters, self.classes, self.scratch, self.content)
 
     def solve(self, S: np.ndarray, d: int, beta: int, history: np.ndarray, b: int, control: np.ndarray | None = None,
-              live: bool = False, probe: int = -1, threaded: bool = True) -> tuple[int, int]:
+              live: bool = False, probe: int = -1, threaded: bool = True,
+              deadline: float | None = None) -> tuple[int, int]:
         """(value, probe) if value < beta, else (lower bound, -1); with `probe`, the value of that first question.
 
         Runs in a thread (the kernel releases the GIL) so that Ctrl-C and SIGTERM stop it at once, unless
-        the caller stops it soon anyway (`threaded` False); `control` lets a driver lower the cut-off live."""
+        the caller stops it soon anyway (`threaded` False); `control` lets a driver lower the cut-off live;
+        a threaded search still running at `deadline` (time.perf_counter()) stops there (Stopped)."""
         control = self.control if control is None else control
         args = self._args() + (S, np.int64(d), np.int64(beta), history, np.int64(b), np.int64(-1), np.int64(probe),
                                control, np.int64(1 if live else 0))
-        return self._threaded(exact.solve, args, control, threaded)
+        return self._threaded(exact.solve, args, control, threaded, deadline)
 
-    def _threaded(self, fn, args, control, threaded: bool = True) -> tuple[int, int]:
+    def _threaded(self, fn, args, control, threaded: bool = True, deadline: float | None = None) -> tuple[int, int]:
         if not threaded:  # a call that ends in milliseconds: a thread would cost more than it protects
             result = fn(*args)
             if control[exact.K_STOP]:
@@ -106,8 +108,8 @@ class Engine:
         result: list = []
         worker = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
         worker.start()
-        try:
-            wait_for(worker, lambda: control.__setitem__(exact.K_STOP, 1))  # it returns within a node or two
+        try:  # it returns within a node or two of a stop
+            wait_for(worker, lambda: control.__setitem__(exact.K_STOP, 1), deadline)
         except BaseException:
             control[exact.K_STOP] = 0
             self.tt[:] = 0  # whatever the stopped search stored is discarded with it
@@ -161,13 +163,20 @@ class Stopped(Exception):
     thread that waits for it."""
 
 
-def wait_for(thread: threading.Thread, stop: Callable[[], None]) -> None:
+def wait_for(thread: threading.Thread, stop: Callable[[], None], deadline: float | None = None) -> None:
     """Join a thread that runs compiled work, in short waits so that Ctrl-C and signals reach this thread (in
     the middle of a compiled call they would surface as numba's SystemError): on any of them the work is asked
-    to stop (`stop`), the thread joined, and the exception raised again."""
+    to stop (`stop`), the thread joined, and the exception raised again. At `deadline` (time.perf_counter())
+    the work is asked to stop too, and joined."""
     try:
         while thread.is_alive():
-            thread.join(0.1)
+            if deadline is not None:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    stop()
+                    deadline = None
+                    continue
+            thread.join(0.1 if deadline is None else min(0.1, left))
     except BaseException:
         stop()
         thread.join()
@@ -192,6 +201,7 @@ class Task:
     probe: int = -1
     slot: int = -1
     probes: tuple[int, ...] = ()
+    seconds: float = 0.0  # > 0: stop after this long (Result.timed_out), and the driver splits the task instead
 
 
 @dataclass
@@ -204,6 +214,7 @@ class Result:
     worker: str
     counters: list[int] = field(default_factory=list)
     stopped: bool = False
+    timed_out: bool = False  # stopped at the task's own time limit, not by the driver
     batch: list["Result"] = field(default_factory=list)  # a batch's outcome, one result per probe in order
 
 
@@ -237,13 +248,16 @@ def run_on(engine: Engine, task: Task, control: np.ndarray | None = None, thread
     before = engine.counters.copy()
     if control is not None and control[exact.K_BETA] > task.beta:
         control[exact.K_BETA] = task.beta
+    deadline = start + task.seconds if task.seconds > 0 else None
     try:
         value, probe = engine.solve(task.S, task.d, task.beta, task.history, task.b, control, live=control is not None,
-                                    probe=task.probe, threaded=threaded)
+                                    probe=task.probe, threaded=threaded or deadline is not None, deadline=deadline)
         exact_value = bool(probe >= 0 and value < INF)
         tree = engine.extract(task.S, task.d, int(value), task.history, task.b, task.probe) if exact_value else None
     except Stopped:
-        return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(), stopped=True)
+        end = time.perf_counter()
+        return Result(task.key, 0, False, None, end - start, worker_name(), stopped=True,
+                      timed_out=deadline is not None and end >= deadline)
     return Result(task.key, int(value), exact_value, tree, time.perf_counter() - start, worker_name(),
                   (engine.counters - before).tolist())
 
