@@ -128,7 +128,8 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
     unfinished = {tool.best_found_path(n).name for n in names if not tool.shipped_path(n)}
     assert {name for name in SHIPPED if "-best-found" in name} <= unfinished
     assert len(rows) == sum((TREES / name).exists() for name in unfinished) >= 2
-    for row in (row for row in rows if "total-within-" in row[1]):  # the least total bounds the least total within a depth: the table shows the higher bound
+    # the least total bounds the least total within a depth: the table shows the higher bound
+    for row in (row for row in rows if "total-within-" in row[1]):
         assert int(row[2].split()[0]) >= tool.least_total_bound(row[0]) > 0, row
         if int(row[2].split()[0]) == tool.least_total_bound(row[0]):  # and says where an equal bound comes from
             assert "the least total's bound" in row[1] or "lookahead" in row[2], row

@@ -170,13 +170,11 @@ def wait_for(thread: threading.Thread, stop: Callable[[], None], deadline: float
     the work is asked to stop too, and joined."""
     try:
         while thread.is_alive():
-            if deadline is not None:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    stop()
-                    deadline = None
-                    continue
-            thread.join(0.1 if deadline is None else min(0.1, left))
+            left = 0.1 if deadline is None else min(0.1, deadline - time.perf_counter())
+            if left <= 0:
+                stop()
+                deadline, left = None, 0.1
+            thread.join(left)
     except BaseException:
         stop()
         thread.join()
