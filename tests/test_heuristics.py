@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import orjson
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from strategy.feedback_table import game_table
 from strategy.search.heuristics import STRATEGIES, build
@@ -86,14 +87,13 @@ def test_every_probe_has_an_equivalent_representative(spec):
         answers = gt.table[history, cand[0]].astype(np.int64)  # a symmetry may swap questions with equal answers
         kept = canonical_probes(gt.codes, gt.masks, probes, history.astype(np.int64), answers, perms, g.symbols,
                                 not g.leading_zero, cand)
-        sig = lambda p: tuple(sorted(np.bincount(gt.table[p, cand], minlength=len(gt.answers)).tolist()))
-        kept_sigs = {sig(p) for p in kept}
-        assert all(sig(p) in kept_sigs for p in probes)
+        def signature(p: int, cand: np.ndarray = cand) -> tuple[int, ...]:
+            return tuple(sorted(np.bincount(gt.table[p, cand], minlength=len(gt.answers)).tolist()))
+
+        kept_signatures = {signature(p) for p in kept}
+        assert all(signature(p) in kept_signatures for p in probes)
         if len(history) == 1:
             assert len(kept) < len(probes)
-
-
-from hypothesis import given, settings, strategies as st
 
 
 @settings(max_examples=25, deadline=None)

@@ -152,7 +152,7 @@ class LocalProcesses:
     def _replace_pool(self) -> list[Finished]:
         """A worker died: the pool is unusable and its running tasks are lost; a new pool takes over."""
         lost = []
-        for future, handle in list(self._futures.items()):
+        for handle in list(self._futures.values()):
             self._free.append(self._slot_of.pop(handle))
             lost.append(Finished(handle, None))
         self._futures.clear()
