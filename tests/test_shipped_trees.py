@@ -138,20 +138,20 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
 def test_the_cross_check_table_matches_the_shipped_trees_and_names_those_it_lacks(tool):
     """Each tree solved again (tools/cross_check.py) shows the proof of the file that ships now, and every
     shipped tree of the regeneration script is either in the table or named as not solved again yet."""
-    text = (ROOT / "tools" / "results" / "frontier-cross-check.md").read_text()
-    rows = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in text.splitlines()
-            if line.startswith("| `")]
+    import benchlib
+    import cross_check
+
+    rows = benchlib.saved_rows("frontier-cross-check")
     assert rows
     for label, proven, verdict, _ in rows:
-        doc = tree.load(TREES / label.strip("`"))
-        assert proven == ", ".join(f"{k} {v}" for k, v in doc.generator["proven"].items()), label
+        assert proven == cross_check.proven_text(tree.load(TREES / label.strip("`")).generator["proven"]), label
         assert verdict == "identical tree and proof", label
     checked = {row[0] for row in rows}
+    text = (benchlib.RESULTS / "frontier-cross-check.md").read_text()
     missing = text.split("Not solved again by this route yet: ")[1] if "Not solved again" in text else ""
     for name in dict(tool.CORE, **tool.frontier()):
-        path = tool.shipped_path(name)
-        if path:
-            assert (f"`{path.name}`" in checked) != (f"`{path.name}`" in missing), name
+        if tool.shipped_path(name):
+            assert (cross_check.label(name) in checked) != (cross_check.label(name) in missing), name
 
 
 PROVEN = [name for name in SHIPPED if "-best-found" not in name and not name.startswith("race-")]

@@ -80,20 +80,25 @@ def peer_total(out: str) -> int | None:
     return None
 
 
-def merged_rows(name: str, rows: list[list[str]], key: int) -> tuple[list[list[str]], str]:
-    """`rows`, plus the rows of the saved table `name` that this run did not measure (matched on the first
-    `key` columns) in their old places: a run of the quick cases does not erase the long ones measured before.
-    Also a sentence for the table's note naming the kept rows (empty when there are none)."""
+def saved_rows(name: str) -> list[list[str]]:
+    """The cells of each row of the saved table `name` (none when it was never written)."""
     path = RESULTS / f"{name}.md"
-    fresh = {tuple(row[:key]): row for row in rows}
-    old = []
+    rows = []
     if path.exists():
         for line in path.read_text().splitlines()[4:]:  # after write_table's title, blank line, header, rule
             if not line.startswith("| "):
                 break
-            old.append([cell.strip() for cell in line.strip()[1:-1].split("|")])
+            rows.append([cell.strip() for cell in line.strip()[1:-1].split("|")])
+    return rows
+
+
+def merged_rows(name: str, rows: list[list[str]], key: int) -> tuple[list[list[str]], str]:
+    """`rows`, plus the rows of the saved table `name` that this run did not measure (matched on the first
+    `key` columns) in their old places: a run of the quick cases does not erase the long ones measured before.
+    Also a sentence for the table's note naming the kept rows (empty when there are none)."""
+    fresh = {tuple(row[:key]): row for row in rows}
     out, kept = [], []
-    for row in old:
+    for row in saved_rows(name):
         if tuple(row[:key]) not in fresh:
             kept.append(" ".join(row[:key]))
         out.append(fresh.pop(tuple(row[:key]), row))

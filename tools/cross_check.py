@@ -43,6 +43,16 @@ def from_nothing(args: list[str]) -> list[str]:
     return out
 
 
+def label(name: str) -> str:
+    """A shipped tree as the table names it."""
+    return f"`{shipped_path(name).name}`"
+
+
+def proven_text(proven: dict) -> str:
+    """A proof record as the table shows it: `total 20471` or `worst 6, fewest_at_worst 767`."""
+    return ", ".join(f"{k} {v}" for k, v in proven.items())
+
+
 def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
     shipped = tree_io.load(shipped_path(name))
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,15 +100,13 @@ def main() -> None:
             timing = f"{took:.1f} s, load {os.getloadavg()[1]:.1f}"
             print(f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({timing}); proven {proven}",
                   flush=True)
-            rows.append([f"`{shipped_path(name).name}`", ", ".join(f"{k} {v}" for k, v in proven.items()), verdict,
-                         timing])
+            rows.append([label(name), proven_text(proven), verdict, timing])
             if not same:
                 raise SystemExit(1)
     if args.write:
         rows, note = merged_rows("frontier-cross-check", rows, 1)
         checked = {row[0] for row in rows}
-        unchecked = [label for label in (f"`{path.name}`" for path in map(shipped_path, table) if path)
-                     if label not in checked]
+        unchecked = [label(name) for name in table if shipped_path(name) and label(name) not in checked]
         if unchecked:
             note += f" Not solved again by this route yet: {'; '.join(unchecked)}."
         write_table("frontier-cross-check", "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",
