@@ -55,10 +55,11 @@ def _on_signal(signum, frame) -> NoReturn:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (`strategy: error: ...`, exit 2)."""
+    """argparse with one-line errors (`strategy: error: ...`, exit 2); the tools under tools/ use it too, and their
+    errors begin with the tool's name."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"strategy: error: {message.splitlines()[0]} (see {self.prog} --help)", file=sys.stderr)
+        print(f"{self.prog.split()[0]}: error: {message.splitlines()[0]} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 

@@ -624,6 +624,10 @@ def test_tools_answer_help_without_running(tool):
     start = time.perf_counter()
     r = subprocess.run([sys.executable, str(ROOT / "tools" / tool), "--help"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0 and "usage:" in r.stdout and time.perf_counter() - start < 10
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / tool), "--no-such-option"], capture_output=True, text=True,
+                       timeout=30)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{tool}: error: "), r.stderr
 
 
 def test_mastermind_play_speaks_black_and_white_and_counts_right():

@@ -13,7 +13,6 @@ Averages published by mikemag's CUDA Mastermind (all probes) are shown beside ou
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from benchlib import PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
+from strategy.cli import Parser
 
 HEURISTICS = ("expected-size", "entropy", "minimax", "most-parts")
 BASE = [("bulls:4x10", s) for s in HEURISTICS]
@@ -37,7 +37,7 @@ PUBLISHED = {  # mikemag's CUDA Mastermind, 2023-24 (average, worst case); ties 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--peer", metavar="PATH", help="the mmstrat binary")
     parser.add_argument("--large", action="store_true", help="also bulls 5 of 10 and Mastermind 5x8")
     parser.add_argument("--huge", action="store_true", help="also bulls 6 of 10 and Mastermind 6x6, verified")

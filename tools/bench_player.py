@@ -6,13 +6,15 @@ The bar is 0.1 s; the median of 15 runs is reported.
 from __future__ import annotations
 
 import statistics
-import argparse
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from strategy.cli import Parser  # noqa: E402
 
 
 def first_question_seconds(tree: str) -> float:
@@ -33,7 +35,7 @@ def first_question_seconds(tree: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("tree", nargs="?", default=str(ROOT / "trees" / "bulls-4x10-total.json"), help="tree file")
     tree = parser.parse_args().tree
     times = [first_question_seconds(tree) for _ in range(15)]

@@ -28,6 +28,9 @@ from pathlib import Path
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from strategy.cli import Parser  # noqa: E402
 PATH = (16, 3, 0)  # part of the first question (smallest first), question position, part (largest first)
 BETA = 4105
 
@@ -121,7 +124,7 @@ def run_in(path: Path, every: int, at: tuple[int, int, int], beta: int, objectiv
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--passes", type=int, nargs="+", metavar="N", help="null-window pass counts to compare "
                         "(default: the engine as it is)")
     parser.add_argument("--against", type=Path, metavar="DIR", help="a directory holding another strategy package "

@@ -10,7 +10,6 @@ bulls 4 of 10 on a running 2-worker Dask LocalCluster (127.0.0.1; its start-up n
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import orjson
 
 from benchlib import PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
+from strategy.cli import Parser
 
 SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
          ("mastermind:4x6", ["--consistent-only"]), ("bulls:4x10", ["--consistent-only"])]
@@ -57,7 +57,7 @@ def run_cases(cases: list[tuple[str, list[str]]], peer_path: str | None, rows: l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--peer", metavar="PATH", help="the mmstrat binary (tools: ../shared/tools/build-mmstrat.sh)")
     parser.add_argument("--large", action="store_true", help="also bulls 4 of 10 and 4 of 10 with no leading zero")
     parser.add_argument("--dask", action="store_true", help="also bulls 4 of 10 on a 2-worker Dask LocalCluster")

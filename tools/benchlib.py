@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the tools import the package of this checkout, as their children run it
 RESULTS = ROOT / "tools" / "results"
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
 

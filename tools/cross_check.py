@@ -10,7 +10,6 @@ checks of earlier runs).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -25,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import merged_rows, write_table  # noqa: E402
 from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
-from strategy.cli import int_in  # noqa: E402
+from strategy.cli import Parser, int_in  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 
 
@@ -69,7 +68,7 @@ def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="+", metavar="NAME")
     parser.add_argument("--workers", type=int_in(1, 256, "--workers"), default=2)  # none would wait forever
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/")

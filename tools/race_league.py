@@ -9,7 +9,6 @@ score (win 1, draw 1/2) is given with a 95% confidence interval. "first" = the r
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import random
@@ -32,6 +31,7 @@ from strategy.io.files import FileError  # noqa: E402
 from strategy.io.tree import load  # noqa: E402
 from strategy.io.verify import verify  # noqa: E402
 from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome  # noqa: E402
+from strategy.cli import Parser  # noqa: E402
 from strategy.play.walker import Walker  # noqa: E402
 from strategy.rules import GameError, feedback, parse_game  # noqa: E402
 
@@ -218,7 +218,7 @@ def make_players(game, spec: str) -> list[Player]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--game", default="bulls:3x10")
     parser.add_argument("--races", type=int, default=2000, help="races per simulated pairing and seat")
     parser.add_argument("--seed", type=int, default=1)

@@ -11,7 +11,6 @@ The win rates of each tree against the others, under both rules, are printed (an
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import write_table  # noqa: E402
+from strategy.cli import Parser  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
 from strategy.play.race import outcome  # noqa: E402
 
@@ -70,7 +70,7 @@ def chain(game: str) -> tuple[list[Path], str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("games", nargs="*", default=["bulls:3x10", "bulls:4x10"], metavar="GAME")
     parser.add_argument("--write", action="store_true", help="save the win-rate tables in tools/results/")
     args = parser.parse_args()

@@ -8,7 +8,6 @@ typed into a generated block by hand fails CI.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from strategy.cli import Parser  # noqa: E402
 from strategy.feedback_table import MAX_TABLE_CODES  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
@@ -210,7 +210,7 @@ def regenerate(text: str) -> tuple[str, list[str]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only check that the README is up to date (exit 1 if not)")
     args = parser.parse_args()
     text = README.read_text()

@@ -60,7 +60,7 @@ from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import DISPATCH, makespan, started  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
-from strategy.cli import MAX_LOOKAHEAD  # noqa: E402
+from strategy.cli import MAX_LOOKAHEAD, Parser  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
@@ -580,7 +580,7 @@ def write_unfinished(names: list[str]) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help="trees to rebuild (default: all of the chosen set)")
     parser.add_argument("--frontier", action="store_true", help="the open games too (long: hours on 2 cores)")
     where = parser.add_mutually_exclusive_group()
