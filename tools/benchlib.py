@@ -96,16 +96,23 @@ def saved_rows(name: str) -> list[list[str]]:
 def merged_rows(name: str, rows: list[list[str]], key: int) -> tuple[list[list[str]], str]:
     """`rows`, plus the rows of the saved table `name` that this run did not measure (matched on the first
     `key` columns) in their old places: a run of the quick cases does not erase the long ones measured before.
-    Also a sentence for the table's note naming the kept rows (empty when there are none)."""
+    Also a sentence for the table's note naming the kept rows, or the measured ones when they are fewer (empty
+    when no row is kept)."""
     fresh = {tuple(row[:key]): row for row in rows}
+    measured = [" ".join(k) for k in fresh]
     out, kept = [], []
     for row in saved_rows(name):
         if tuple(row[:key]) not in fresh:
             kept.append(" ".join(row[:key]))
         out.append(fresh.pop(tuple(row[:key]), row))
-    for label in kept:
-        print(f"kept from the saved table: {label}")
-    note = f" Kept from an earlier run, not measured by the last one: {'; '.join(kept)}." if kept else ""
+    if kept:
+        print(f"kept {len(kept)} rows of the saved table {name!r}, not measured by this run")
+    if not kept:
+        note = ""
+    elif len(kept) <= len(measured):
+        note = f" Kept from an earlier run, not measured by the last one: {'; '.join(kept)}."
+    else:
+        note = f" Measured by the last run: {'; '.join(measured)}; the other rows are kept from earlier runs."
     return out + list(fresh.values()), note
 
 
