@@ -5,6 +5,7 @@ the hardening issue; the count of cases is reported by `test_census` at the end.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -446,6 +447,32 @@ def test_ctrl_c_stops_the_exact_endgames_of_a_build_within_seconds(tmp_path):
     assert time.perf_counter() - start < 3, "the endgame search did not stop"
     assert proc.returncode == 130 and err.strip().splitlines()[-1].endswith("strategy: interrupted"), err
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+
+
+def test_a_cross_check_on_a_terminal_shows_the_solve_progress(tmp_path):
+    """A cross-check can take an hour: on a terminal the solve's progress bar comes through (redrawn in place,
+    cleared at the end), and nothing else does; the verdict is on standard output."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "cross_check.py"), "bulls-4x10-total"],
+                            stdout=subprocess.PIPE, stderr=terminal, text=True, cwd=tmp_path)
+    os.close(terminal)
+    shown = b""
+    with contextlib.suppress(OSError):  # the terminal's end reads EIO once the tool and its children are gone
+        while chunk := os.read(main, 65536):
+            shown += chunk
+    os.close(main)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "bulls-4x10-total: identical tree and proof" in out, (out, shown[-500:])
+    frames = shown.decode().split("\r")
+    assert sum("secret/s]" in frame for frame in frames) >= 2, shown[-500:]
+    assert frames[0].strip() == "" and frames[-1] == "" and frames[-2].strip() == "", shown[-500:]
+    assert all(len(frame) <= 100 for frame in frames), "the bar is wider than the terminal"
 
 
 def test_ctrl_c_stops_a_cross_check_in_one_line_with_its_cluster(tmp_path):

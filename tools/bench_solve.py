@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from benchlib import PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
+from benchlib import LOCAL_CLUSTER, PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
 from strategy.cli import Parser
 
 SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
@@ -70,7 +70,7 @@ def main() -> None:
     if args.dask:  # imported only now: a larger parent would inflate the peak memory its children report
         from distributed import LocalCluster
 
-        with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+        with LocalCluster(n_workers=2, **LOCAL_CLUSTER) as cluster:
             run_cases([("bulls:4x10", ["--scheduler", cluster.scheduler_address])], None, rows)
     if args.write:
         rows, kept = merged_rows("solve", rows, 1)

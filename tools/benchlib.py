@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the tools import the package of this checkout, as their children run it
 RESULTS = ROOT / "tools" / "results"
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
+# a LocalCluster of one-thread workers on this machine only; its scheduler's HTTP server (health and metrics
+# routes, started even with no dashboard) takes a free port, not 8787: a second cluster then starts silently
+LOCAL_CLUSTER = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None,
+                 "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"}}
 
 
 @dataclass

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from benchlib import merged_rows, write_table  # noqa: E402
+from benchlib import LOCAL_CLUSTER, merged_rows, write_table  # noqa: E402
 from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
 from strategy.cli import Parser, int_in  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
@@ -52,16 +52,39 @@ def proven_text(proven: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in proven.items())
 
 
+def relayed(pipe: int) -> str:
+    """Read the solve's standard error to its end: its progress bar (redrawn after each carriage return) goes on to
+    this terminal as it comes, its lines are returned (a failed solve's message, named after the tree by check)."""
+    held, rest = [], ""
+    while chunk := os.read(pipe, 65536):
+        rest += chunk.decode(errors="replace")
+        while (cut := min((i for i in (rest.find("\r"), rest.find("\n")) if i >= 0), default=-1)) >= 0:
+            piece, rest = rest[:cut + 1], rest[cut + 1:]
+            if piece.endswith("\r"):
+                sys.stderr.write(piece)
+                sys.stderr.flush()
+            else:
+                held.append(piece)
+    return "".join(held) + rest
+
+
 def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
+    """Solve `name` again on the cluster at `address`: whether tree and proof equal the shipped file's, the
+    seconds taken, the proof. On a terminal the solve's progress bar shows (a check can take an hour)."""
     shipped = tree_io.load(shipped_path(name))
+    show = sys.stderr.isatty()
+    env = dict(os.environ, COLUMNS=str(os.get_terminal_size(sys.stderr.fileno()).columns)) if show else None
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "again.json"
         start = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "strategy", "solve", *from_nothing(args), "--scheduler", address,
-                            "--quiet", "-o", str(out)], capture_output=True, text=True, cwd=ROOT)
+        proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", *from_nothing(args), "--scheduler", address,
+                                 *([] if show else ["--quiet"]), "-o", str(out)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        message = relayed(proc.stderr.fileno())
+        proc.wait()
         took = time.perf_counter() - start
-        if r.returncode:
-            raise SystemExit(f"{name}: {r.stderr.strip()}")
+        if proc.returncode:
+            raise SystemExit(f"{name}: {(message.strip().splitlines() or ['the solve failed'])[-1]}")
         again = tree_io.load(out)
     same = again.root == shipped.root and again.generator["proven"] == shipped.generator["proven"]
     return same, took, again.generator["proven"]
@@ -88,8 +111,7 @@ def main() -> None:
     # cluster, instead of every worker printing its own KeyboardInterrupt traceback
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                               processes=True)
+        cluster = LocalCluster(n_workers=args.workers, **LOCAL_CLUSTER)
     finally:
         signal.signal(signal.SIGINT, previous)
     with cluster:
