@@ -109,15 +109,13 @@ def merged_rows(name: str, rows: list[list[str]], key: int) -> tuple[list[list[s
         if tuple(row[:key]) not in fresh:
             kept.append(" ".join(row[:key]))
         out.append(fresh.pop(tuple(row[:key]), row))
-    if kept:
-        print(f"kept {len(kept)} rows of the saved table {name!r}, not measured by this run")
+    out += fresh.values()
     if not kept:
-        note = ""
-    elif len(kept) <= len(measured):
-        note = f" Kept from an earlier run, not measured by the last one: {'; '.join(kept)}."
-    else:
-        note = f" Measured by the last run: {'; '.join(measured)}; the other rows are kept from earlier runs."
-    return out + list(fresh.values()), note
+        return out, ""
+    print(f"kept {len(kept)} rows of the saved table {name!r}, not measured by this run")
+    if len(kept) <= len(measured):
+        return out, f" Kept from an earlier run, not measured by the last one: {'; '.join(kept)}."
+    return out, f" Measured by the last run: {'; '.join(measured)}; the other rows are kept from earlier runs."
 
 
 def write_table(name: str, title: str, header: list[str], rows: list[list[str]], note: str) -> Path:

@@ -10,6 +10,7 @@ checks of earlier runs).
 """
 from __future__ import annotations
 
+import codecs
 import os
 import signal
 import subprocess
@@ -56,8 +57,9 @@ def relayed(pipe: int) -> str:
     """Read the solve's standard error to its end: its progress bar (redrawn after each carriage return) goes on to
     this terminal as it comes, its lines are returned (a failed solve's message, named after the tree by check)."""
     held, rest = [], ""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a bar's block may span two reads
     while chunk := os.read(pipe, 65536):
-        rest += chunk.decode(errors="replace")
+        rest += decoder.decode(chunk)
         while (cut := min((i for i in (rest.find("\r"), rest.find("\n")) if i >= 0), default=-1)) >= 0:
             piece, rest = rest[:cut + 1], rest[cut + 1:]
             if piece.endswith("\r"):
