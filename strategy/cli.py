@@ -164,9 +164,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
-    if args.budget is not None and not args.exact_below:
-        raise CommandError("--budget applies to --exact-below only")
+    for given, option in ((args.budget, "--budget"), (args.store, "--store")):
+        if given is not None and not args.exact_below:
+            raise CommandError(f"{option} applies to --exact-below only")
     check_output(args.output if args.output != "-" else None, "tree file")
+    check_writable(args.store, "store")
     first_code = game.parse_code(args.first) if args.first else None
     if not compiled(greedy, "build_steps"):
         with _compiling("the tree builder", not args.quiet and not args.json):
@@ -191,6 +193,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_writable(name: str | None, what: str) -> None:
+    """Refuse, before any work, a store or log (files written as the work goes) that is a folder or has none."""
+    if name and os.path.isdir(name):
+        raise CommandError(f"the {what} {quote(name)} is a directory")
+    if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):
+        raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
+
+
 def _exact_endgame(gt, root: dict, before, args: argparse.Namespace, consistent_only: bool, costs=None):
     """The tree with exact endgames below --exact-below secrets (for `costs`: the least total by default), its
     measured stats and the record of the change (with the total `before` them)."""
@@ -203,7 +213,17 @@ def _exact_endgame(gt, root: dict, before, args: argparse.Namespace, consistent_
     if not compiled(exact, "solve"):
         with _compiling("the search engine", show):
             warm_up(WARM_UP_GAME)
-    root, record = exact_endgame(gt, root, args.exact_below, consistent_only, costs, args.budget, progress=show)
+    store = None
+    if args.store is not None:
+        from .search.store import Store
+
+        store = Store(args.store, gt.game, consistent_only)
+    try:
+        root, record = exact_endgame(gt, root, args.exact_below, consistent_only, costs, args.budget, progress=show,
+                                     store=store)
+    finally:
+        if store is not None:
+            store.close()
     return root, measure(gt.game, root)[0], {**record, "total_before": before.total}
 
 
@@ -216,6 +236,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
 
     _needs_output_for_json(args)
     check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
+    check_writable(args.store, "store")
     doc = load(args.tree)
     gt = game_table(doc.game)  # before the walk: a game too large for the exact engine says so at once
     before = verify(doc)
@@ -380,10 +401,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     check_output(args.output if args.output != "-" else None, "tree file")
     check_output(args.partial, "partial tree")
     for name, what in ((args.store, "store"), (args.log, "log")):
-        if name and os.path.isdir(name):
-            raise CommandError(f"the {what} {quote(name)} is a directory")
-        if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):
-            raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
+        check_writable(name, what)
     against = None
     if args.against:
         from .io.tree import load
@@ -714,6 +732,8 @@ def _add_endgame_options(p: argparse.ArgumentParser, what: str, required: bool =
                    help=f"{what} (the exact engine; games up to {MAX_EXACT_BELOW:,} codes)")
     p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
                    help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
+    p.add_argument("--store", metavar="FILE", help="SQLite store (as strategy solve's) of the endgames finished: a "
+                   "rerun after a budget or a Ctrl-C takes them from it and searches only the others")
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -74,6 +74,28 @@ def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_pa
     assert doc["objective"] == "total" and doc["generator"]["proven"]["total"] == 5625  # unchanged: still proven
 
 
+def test_improve_with_a_store_resumes_where_its_budget_stopped(tmp_path):
+    """Bulls 4 of 10's entropy tree below 2000 secrets with a budget of 3 s (the endgame of 1440 secrets takes
+    longer here, the 12 others less): the store keeps what was finished, and the rerun of the same command
+    without a budget takes those from it and solves the rest: every part of the first question is then optimal, and
+    so is the tree (26274, Tanaka 1996); a store of another game is refused in one line."""
+    greedy, store = tmp_path / "es.json", str(tmp_path / "endgames.db")
+    assert run_cli("build", "--game", "bulls:4x10", "--strategy", "entropy", "-o", str(greedy)).returncode == 0
+    first = run_cli("improve", str(greedy), "--exact-below", "2000", "--budget", "3", "--store", store,
+                    "-o", str(tmp_path / "a.json"))
+    assert first.returncode == 0, first.stderr
+    done = orjson.loads((tmp_path / "a.json").read_bytes())["generator"]["exact_endgame"]
+    assert done["unfinished"] < done["subtrees"] and done["from_store"] == 0  # some finished (all on a fast machine)
+    again = run_cli("improve", str(greedy), "--exact-below", "2000", "--store", store, "-o", str(tmp_path / "b.json"))
+    assert again.returncode == 0, again.stderr
+    b = orjson.loads((tmp_path / "b.json").read_bytes())
+    assert b["stats"]["total"] == 26274 and run_cli("verify", str(tmp_path / "b.json")).returncode == 0
+    assert b["generator"]["exact_endgame"]["from_store"] == done["subtrees"] - done["unfinished"]
+    assert b["generator"]["exact_endgame"]["unfinished"] == 0
+    r = run_cli("improve", str(TREES / "mastermind-4x6-total.json"), "--exact-below", "100", "--store", store)
+    assert r.returncode == 2 and "is for game 'bulls:4x10', not 'mastermind:4x6'" in r.stderr
+
+
 def test_improve_drops_the_claims_a_changed_tree_no_longer_proves(tmp_path):
     """The strongest race tree of bulls 3 of 10 is not a least-total tree: made one below 720 secrets, its
     proof of the race no longer holds, so the file says heuristic, names what it came from, and claims nothing."""

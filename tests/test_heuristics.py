@@ -258,6 +258,40 @@ def test_an_endgame_budget_stops_the_searches_and_keeps_the_tree(bulls4):
     assert record["seconds"] < 3
 
 
+@pytest.mark.parametrize("spec, strategy, below", [("mastermind:4x4", "entropy", 40), ("bulls:3x7", "minimax", 60)])
+def test_a_store_keeps_each_endgame_finished_and_a_rerun_searches_none_again(tmp_path, spec, strategy, below):
+    """Endgames with a store: a run leaves an answer for every endgame it finished (a better subtree, or the
+    proof that the tree's own is optimal); a rerun takes them all from the store and makes the same tree, and the
+    improved tree's endgames are all settled by it."""
+    from strategy.search.store import Store
+
+    gt = game_table(parse_game(spec))
+    greedy = build(gt, strategy, progress=False)
+    alone, record = exact_endgame(gt, greedy, below, progress=False)
+    assert record["improved"] and "from_store" not in record
+    store = Store(tmp_path / "s.db", gt.game, False)
+    first, record1 = exact_endgame(gt, greedy, below, progress=False, store=store)
+    assert len(store) == record1["subtrees"] and record1["from_store"] == 0
+    store.close()
+    store = Store(tmp_path / "s.db", gt.game, False)  # read back from the file
+    again, record2 = exact_endgame(gt, greedy, below, progress=False, store=store)
+    settled, record3 = exact_endgame(gt, again, below, progress=False, store=store)
+    store.close()
+    assert first == again == alone and settled is again
+    assert record2["from_store"] == record2["subtrees"] and record2["saved"] == record1["saved"] == record["saved"]
+    assert record3["from_store"] == record3["subtrees"] and (record3["improved"], record3["saved"]) == (0, 0)
+
+
+def test_an_endgame_the_budget_stopped_leaves_nothing_in_the_store(tmp_path, bulls4):
+    from strategy.search.store import Store
+
+    greedy = build(bulls4, "entropy", progress=False)
+    store = Store(tmp_path / "s.db", bulls4.game, False)
+    tree, record = exact_endgame(bulls4, greedy, bulls4.size, budget=0.5, progress=False, store=store)
+    assert tree is greedy and record["unfinished"] == 1 and len(store) == 0
+    store.close()
+
+
 def test_fewest_at_the_last_depth_endgames_keep_the_depth_and_put_fewer_there(bulls4):
     """Endgames for the fewest secrets at the tree's worst depth D: never deeper than D, never more secrets at D,
     and each endgame ends with the exact engine's fewest for its set."""

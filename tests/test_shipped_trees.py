@@ -178,6 +178,16 @@ def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
 PROGRESS = sorted(p for p in (TREES / "progress").glob("*.db.xz") if p.name.count(".") == 2)  # not the later chunks
 
 
+def test_each_frontier_solve_keeps_its_endgames_in_a_store_of_its_own(tool):
+    """--improve keys its sets by the best tree's depth-capped objective, which the solve never reads: its store is
+    another file, named after the solve's, whose chunks ship and restore for the same solves."""
+    for name, args in tool.frontier().items():
+        store, endgames = tool.store_path(args), tool.endgame_store(args)
+        assert endgames.parent == store.parent and endgames.name == f"{store.stem}-endgames.db"
+        assert name in tool.sharing(endgames) and tool.sharing(endgames) == tool.sharing(store)
+        assert not set(tool.shipped_chunks(store)) & set(tool.shipped_chunks(endgames))
+
+
 @pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
 def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, monkeypatch, tool):
     """The compacted store of an unfinished frontier solve comes back as a store of its game, and each solve
@@ -447,21 +457,30 @@ def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
     """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
+    from strategy.search.store import Store
+
     gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
                                                   {"lower_bound": 1, "bound_of": "total"})
-    tool.improve("bulls-4x8-total", 200, None)
+    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
+    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
+    endgames = tmp_path / "stores" / "bulls-4x8-endgames.db"
+    tool.improve("bulls-4x8-total", endgames, 200, None)
     doc, after = verify_file(path)
-    assert after.total == before.total - doc.generator["exact_endgame"]["saved"] < before.total
+    record = doc.generator["exact_endgame"]
+    assert after.total == before.total - record["saved"] < before.total and record["from_store"] == 0
     assert after.worst <= before.worst and doc.generator["lower_bound"] == 1 and doc.objective == "partial"
+    store = Store(endgames, gt.game, False)
+    assert len(store) == record["subtrees"]  # each endgame's answer kept for the next run
+    store.close()
     improved = path.read_bytes()
-    tool.improve("bulls-4x8-total", 200, None)  # nothing left to save: the tree and its record stay as they were
+    tool.improve("bulls-4x8-total", endgames, 200, None)  # nothing left to save: the tree and its record stay
     assert path.read_bytes() == improved
     stopped = {"exact_endgame": {"below": 1000, "subtrees": 91, "unfinished": 90}}  # a run its budget stopped
     assert tool.best_found(after, "total", stopped).endswith(", exact below 1000 secrets but for 90 of its 91 endgames")
     fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
               fewest)
-    tool.improve("bulls-4x8-worst-then-fewest", 200, 60)
+    tool.improve("bulls-4x8-worst-then-fewest", None, 200, 60)
     doc, after = verify_file(fewest)
     assert doc.generator["exact_endgame"]["objective"] == f"fewest-at-{before.worst}" and after.worst <= before.worst
     at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower

@@ -27,7 +27,8 @@ projected time on a cluster) and the README's tables are regenerated from the sh
 only that. --improve N, instead of solving, makes every subtree over at most N secrets of the best trees
 found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
 depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
-from. --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels,
+from; the endgames it finishes are kept in a store of their own (stores/GAME-endgames.db, shipped like the
+solve's), so that the next --improve run searches only the others. --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels,
 one more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly; the
 exact values and bounds the solve's store holds are read where the lookahead meets them).
 
@@ -183,9 +184,16 @@ def unpacked(chunks: list[Path], folder: Path) -> list[Path]:
     return out
 
 
+def endgame_store(args: list[str]) -> Path | None:
+    """Where the exact endgames of a frontier solve's best tree found are kept (--improve): a store beside the
+    solve's, since its sets are keyed by the tree's depth-capped objective, which the solve never reads."""
+    store = store_path(args)
+    return store.with_name(f"{store.stem}-endgames.db") if store is not None else None
+
+
 def sharing(store: Path) -> list[str]:
-    """The frontier solves that keep their results in this store."""
-    return [name for name, args in frontier().items() if store_path(args) == store]
+    """The frontier solves that keep their results, or their best trees' endgames, in this store."""
+    return [name for name, args in frontier().items() if store in (store_path(args), endgame_store(args))]
 
 
 def restore(store: Path | None) -> None:
@@ -245,28 +253,35 @@ def ship(store: Path | None) -> None:
           f"({target.stat().st_size / 1e6:.1f} MB)" if kept else " (none new)"), flush=True)
 
 
-def improve(name: str, below: int, budget: float | None) -> None:
+def improve(name: str, store: Path | None, below: int, budget: float | None) -> None:
     """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept), for at
     most `budget` seconds: for the least total (within the tree's worst case), or for the fewest secrets at the
-    worst depth when that is the stage the solve stopped in. A run that saved nothing leaves the tree as it
-    was (its record of an earlier, finished run of exact endgames included)."""
+    worst depth when that is the stage the solve stopped in. The endgames finished go to `store`, which ships
+    like a solve's: the next run, here or on another machine, searches only the others. A run that saved nothing
+    and finished no more endgames than the last leaves the tree as it was (its record included)."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
     before = tree_io.load(path).generator
     fewest = before.get("bound_of", "").startswith("fewest-at-")
     part = path.with_name(f"{path.name}.improved.json.gz")
+    STORES.mkdir(exist_ok=True)
+    restore(store)
     print(f"{name}: exact endgames below {below} secrets", flush=True)
     try:
         subprocess.run([sys.executable, "-m", "strategy", "improve", str(path), "--exact-below", str(below),
                         "--objective", "worst-then-fewest" if fewest else "total",
-                        *(["--budget", str(budget)] if budget else []), "-o", str(part)], check=True, cwd=ROOT)
-        record = tree_io.load(part).generator["exact_endgame"]
-        if record["saved"] or "exact_endgame" not in before:
+                        *(["--budget", str(budget)] if budget else []), *(["--store", str(store)] if store else []),
+                        "-o", str(part)], check=True, cwd=ROOT)
+        record, last = tree_io.load(part).generator["exact_endgame"], before.get("exact_endgame")
+        further = last is None or record["below"] > last["below"] or (
+            record["below"] == last["below"] and record["unfinished"] < last["unfinished"])
+        if record["saved"] or further:
             os.replace(part, path)
         else:
             print(f"{name}: nothing saved ({record['unfinished']} of {record['subtrees']} endgames not finished); "
                   "the tree is kept as it was", flush=True)
+        ship(store)
     except subprocess.CalledProcessError as e:
         raise SystemExit(f"improving {name} failed (exit {e.returncode})") from None
     finally:
@@ -633,7 +648,7 @@ def main() -> None:
     for name in [] if args.table else args.names or table:
         try:
             if args.improve is not None:
-                improve(name, args.improve, args.budget)
+                improve(name, endgame_store(table[name]), args.improve, args.budget)
             elif args.bound is not None:
                 lookahead(name, args.bound, args.budget, args.exact_below)
             elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget, given):

@@ -4,7 +4,9 @@ subtree that the exact engine proves optimal, for the least total or the fewest 
 
 Greedy rules lose most of their questions near the leaves, where sets are small and the exact search is
 cheap: on Mastermind 5x8 the entropy tree's total drops by about 0.5% with N = 300 in a few minutes, below
-every published greedy tree, while the whole game stays far out of exact reach.
+every published greedy tree, while the whole game stays far out of exact reach. With a store, each endgame
+finished is kept (its optimal subtree, or the proof that the tree's own is optimal), so a run stopped by its
+budget or a Ctrl-C is taken up by the next without searching those again.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ..feedback_table import GameTable, split
 from .objectives import Costs, total
 from .known import tree_cost
 from .solve import tt_bits_for
+from .store import Store, set_key
 from .worker import Engine, Spec, Stopped, tree_node
 
 
@@ -83,8 +86,21 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
 
 
+def from_store(store: Store, e: Endgame, objective: str) -> tuple[int, dict] | None | object:
+    """What a store proves of an endgame: a cheaper subtree (its exact value and canonical tree), None when the
+    tree's own is optimal already (an exact value or a lower bound at least its cost), UNFINISHED when it
+    proves neither."""
+    stored = store.get(set_key(objective, e.depth, e.S))
+    if stored is None or not (stored.exact or stored.value >= e.cost):
+        return UNFINISHED
+    if stored.exact and stored.value < e.cost:
+        return stored.value, stored.tree
+    return None
+
+
 def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, costs: Costs | None = None,
-                  budget: float | None = None, threads: int | None = None, progress: bool = True) -> tuple[dict, dict]:
+                  budget: float | None = None, threads: int | None = None, progress: bool = True,
+                  store: Store | None = None) -> tuple[dict, dict]:
     """The tree with every largest subtree over at most `below` secrets made optimal for `costs` (default the
     least total; objectives.total(D) keeps every secret within D questions, objectives.at_last_level(D) puts
     the fewest at question D), among consistent questions only with `consistent_only`, and a record of what
@@ -93,7 +109,8 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     The endgames are solved largest first on threads (the search releases the GIL), each with its own
     transposition table and the heuristic subtree's cost as the cut-off; Ctrl-C stops them all. After
     `budget` seconds the searches still running stop and the rest are skipped: their subtrees stay as they
-    were, and the record counts them as unfinished."""
+    were, and the record counts them as unfinished. A `store` (of the game and probe rule) settles the endgames
+    it has an answer for and keeps the answer of each one searched (the caller closes it)."""
     from tqdm import tqdm
 
     start = time.perf_counter()
@@ -111,24 +128,38 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
         for engine in everyone:  # each search returns within a node or two
             engine.control[exact.K_STOP] = 1
 
-    def run(e: Endgame) -> tuple[int, dict] | None | object:
+    def run(e: Endgame) -> tuple[tuple[int, dict] | None | object, float]:
         if out_of_time.is_set():
-            return UNFINISHED
+            return UNFINISHED, 0.0
         engine = engines.get()
+        began = time.perf_counter()
         try:
-            return solve_endgame(engine, e)
+            return solve_endgame(engine, e), time.perf_counter() - began
         except Stopped:
-            return UNFINISHED
+            return UNFINISHED, 0.0
         finally:
             engines.put(engine)
+
+    def keep(e: Endgame, solved: tuple[int, dict] | None, seconds: float) -> None:
+        """An endgame's answer into the store: its exact value and subtree, or its own cost as a lower bound
+        (the tree's subtree reaches it, so it is the value; the subtree kept is the engine's canonical one only)."""
+        key = set_key(costs.name, e.depth, e.S)
+        if solved is None:
+            store.put(key, len(e.S), e.depth, e.cost, False, None, seconds)
+        else:
+            store.put(key, len(e.S), e.depth, solved[0], True, solved[1], seconds)
 
     bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
                desc=f"exact below {below}", leave=False)
     better: dict[int, tuple[int, dict]] = {}  # endgame -> (its new cost, its subtree)
+    stored = {} if store is None else {i: from_store(store, e, costs.name) for i, e in enumerate(games)}
+    stored = {i: answer for i, answer in stored.items() if answer is not UNFINISHED}
+    better.update((i, answer) for i, answer in stored.items() if answer is not None)
+    bar.update(sum(len(games[i].S) for i in stored))
     unfinished = 0
     executor = ThreadPoolExecutor(threads)
     try:
-        pending = {executor.submit(run, e): i for i, e in enumerate(games)}
+        pending = {executor.submit(run, e): i for i, e in enumerate(games) if i not in stored}
         while pending:
             if budget is not None and not out_of_time.is_set() and time.perf_counter() - start >= budget:
                 out_of_time.set()
@@ -136,12 +167,15 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
             finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in finished:
                 i = pending.pop(future)
-                solved = future.result()
+                solved, seconds = future.result()
+                bar.update(len(games[i].S))
                 if solved is UNFINISHED:
                     unfinished += 1
-                elif solved is not None:
+                    continue
+                if solved is not None:
                     better[i] = solved
-                bar.update(len(games[i].S))
+                if store is not None:
+                    keep(games[i], solved, seconds)
     except BaseException:
         stop_all()
         executor.shutdown(wait=True, cancel_futures=True)
@@ -149,9 +183,12 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     finally:
         bar.close()
     executor.shutdown()
+    if store is not None:
+        store.commit()
     tree = root
     for i, (_, subtree) in better.items():
         tree = graft(tree, games[i].path, subtree)
     saved = sum(games[i].cost - value for i, (value, _) in better.items())
-    return tree, {"below": below, "objective": costs.name, "subtrees": len(games), "improved": len(better),
-                  "unfinished": unfinished, "saved": saved, "seconds": round(time.perf_counter() - start, 1)}
+    record = {"below": below, "objective": costs.name, "subtrees": len(games), "improved": len(better),
+              "unfinished": unfinished, "saved": saved, "seconds": round(time.perf_counter() - start, 1)}
+    return tree, record if store is None else {**record, "from_store": len(stored)}
