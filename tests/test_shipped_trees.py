@@ -204,7 +204,9 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
     tool.restore(path)
     args = tool.frontier()[users[0]]
     store = Store(path, parse_game(args[args.index("--game") + 1]), "--consistent-only" in args)
-    assert store.count(exact=True) >= 1  # the parts of a first probe are solved exactly, bounds come later
+    # a solve's store: the parts of a first probe are solved exactly, bounds come later; an endgames store (of
+    # --improve): an answer per endgame finished, a bound where the tree's own subtree was optimal already
+    assert (len(store) if path.stem.endswith("-endgames") else store.count(exact=True)) >= 1
     store.close()
     for name in unfinished:
         record = tree.load(tool.best_found_path(name)).generator["frontier"]
