@@ -28,9 +28,10 @@ only that. --improve N, instead of solving, makes every subtree over at most N s
 found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
 depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
 from; the endgames it finishes are kept in a store of their own (stores/GAME-endgames.db, shipped like the
-solve's), so that the next --improve run searches only the others. --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels,
-one more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly; the
-exact values and bounds the solve's store holds are read where the lookahead meets them).
+solve's), so that the next --improve run searches only the others. --bound K, instead of solving, raises their
+proven bounds by lookahead (`strategy bound`, up to K levels, one more at a time while --budget lasts; with
+--exact-below N, sets of at most N secrets searched exactly; the exact values and bounds the solve's store
+holds are read where the lookahead meets them).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
