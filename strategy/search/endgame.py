@@ -140,20 +140,11 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
         finally:
             engines.put(engine)
 
-    def keep(e: Endgame, solved: tuple[int, dict] | None, seconds: float) -> None:
-        """An endgame's answer into the store: its exact value and subtree, or its own cost as a lower bound
-        (the tree's subtree reaches it, so it is the value; the subtree kept is the engine's canonical one only)."""
-        key = set_key(costs.name, e.depth, e.S)
-        if solved is None:
-            store.put(key, len(e.S), e.depth, e.cost, False, None, seconds)
-        else:
-            store.put(key, len(e.S), e.depth, solved[0], True, solved[1], seconds)
-
     bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
                desc=f"exact below {below}", leave=False)
     better: dict[int, tuple[int, dict]] = {}  # endgame -> (its new cost, its subtree)
-    stored = {} if store is None else {i: from_store(store, e, costs.name) for i, e in enumerate(games)}
-    stored = {i: answer for i, answer in stored.items() if answer is not UNFINISHED}
+    answers = ((i, from_store(store, e, costs.name)) for i, e in enumerate(games)) if store is not None else ()
+    stored = {i: answer for i, answer in answers if answer is not UNFINISHED}
     better.update((i, answer) for i, answer in stored.items() if answer is not None)
     bar.update(sum(len(games[i].S) for i in stored))
     unfinished = 0
@@ -174,8 +165,10 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
                     continue
                 if solved is not None:
                     better[i] = solved
-                if store is not None:
-                    keep(games[i], solved, seconds)
+                if store is not None:  # the exact value and subtree, or the tree's own cost as a lower bound (it
+                    e = games[i]  # is the value; the store keeps only the engine's canonical subtrees)
+                    value, proven, subtree = (e.cost, False, None) if solved is None else (solved[0], True, solved[1])
+                    store.put(set_key(costs.name, e.depth, e.S), len(e.S), e.depth, value, proven, subtree, seconds)
     except BaseException:
         stop_all()
         executor.shutdown(wait=True, cancel_futures=True)
