@@ -206,7 +206,7 @@ def test_threads_build_the_same_subtree_after_a_question():
 
 from strategy.io.verify import impossible_question  # noqa: E402
 from strategy.search import objectives  # noqa: E402
-from strategy.search.endgame import endgames, exact_endgame  # noqa: E402
+from strategy.search.endgame import UNFINISHED, endgames, exact_endgame, from_store  # noqa: E402
 from strategy.search.known import tree_cost  # noqa: E402
 from strategy.search.worker import Engine, Spec  # noqa: E402
 
@@ -290,6 +290,22 @@ def test_an_endgame_the_budget_stopped_leaves_nothing_in_the_store(tmp_path, bul
     tree, record = exact_endgame(bulls4, greedy, bulls4.size, budget=0.5, progress=False, store=store)
     assert tree is greedy and record["unfinished"] == 1 and len(store) == 0
     store.close()
+
+
+def test_a_budget_banks_the_smallest_endgames_first(tmp_path, bulls4):
+    """Under a budget the endgames go smallest first: one thread and 0.5 s settle the small children of the entropy
+    tree's root, whose largest (1440 secrets) takes seconds; largest first it would have held the thread to the end
+    and settled none."""
+    from strategy.search.store import Store
+
+    greedy = build(bulls4, "entropy", progress=False)
+    store = Store(tmp_path / "s.db", bulls4.game, False)
+    _, record = exact_endgame(bulls4, greedy, 1500, budget=0.5, threads=1, progress=False, store=store)
+    games = sorted(endgames(bulls4, greedy, 1500, objectives.total()), key=lambda e: len(e.S))
+    settled = [from_store(store, e, "total") is not UNFINISHED for e in games]
+    store.close()
+    assert record["subtrees"] == len(games) and record["unfinished"] == settled.count(False) >= 1
+    assert settled.count(True) >= 4 and settled == sorted(settled, reverse=True)  # a prefix of the smallest
 
 
 def test_fewest_at_the_last_depth_endgames_keep_the_depth_and_put_fewer_there(bulls4):

@@ -79,6 +79,12 @@ def solve_endgame(engine: Engine, e: Endgame) -> tuple[int, dict] | None:
     return int(value), engine.extract(e.S, e.depth, int(value), e.history, b)
 
 
+def solving_order(games: list[Endgame], budget: float | None) -> list[Endgame]:
+    """Largest first when every endgame will be searched (the threads end together); smallest first under a
+    budget, which then finishes, and stores, as many as it can instead of stopping the largest half-searched."""
+    return sorted(games, key=lambda e: len(e.S) if budget is not None else -len(e.S))
+
+
 def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     """The tree with the node at `path` replaced (the nodes along the path copied, the rest shared)."""
     if not path:
@@ -106,7 +112,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     the fewest at question D), among consistent questions only with `consistent_only`, and a record of what
     changed.
 
-    The endgames are solved largest first on threads (the search releases the GIL), each with its own
+    The endgames are solved on threads (the search releases the GIL), in `solving_order`, each with its own
     transposition table and the heuristic subtree's cost as the cut-off; Ctrl-C stops them all. After
     `budget` seconds the searches still running stop and the rest are skipped: their subtrees stay as they
     were, and the record counts them as unfinished. A `store` (of the game and probe rule) settles the endgames
@@ -115,7 +121,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
 
     start = time.perf_counter()
     costs = costs or total()
-    games = sorted(endgames(gt, root, below, costs), key=lambda e: -len(e.S))
+    games = solving_order(endgames(gt, root, below, costs), budget)
     threads = max(1, min(threads or os.cpu_count() or 1, len(games)))
     spec = Spec(gt.game, costs, consistent_only, tt_bits_for(gt.size))
     engines: queue.SimpleQueue[Engine] = queue.SimpleQueue()
