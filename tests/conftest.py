@@ -1,10 +1,12 @@
 """Shared fixtures: small games and their tables, built once per session."""
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,13 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ROOT / "trees"
+
+
+def import_tool(name: str) -> types.ModuleType:
+    """A script of tools/ as a module, imported as it runs: from its folder, where it finds the others by name."""
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    return importlib.import_module(name)
 
 
 def run_cli(*args: str, input: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -1,18 +1,14 @@
 """What the benchmark tools share: a run of some cases keeps the saved rows of the others, and says which."""
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from .conftest import ROOT
+from .conftest import import_tool
 
 
 @pytest.fixture()
 def benchlib(tmp_path, monkeypatch):
-    sys.path.insert(0, str(ROOT / "tools"))
-    import benchlib
-
+    benchlib = import_tool("benchlib")
     monkeypatch.setattr(benchlib, "RESULTS", tmp_path)
     return benchlib
 

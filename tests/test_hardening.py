@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .conftest import ROOT, TREES, run_cli
+from .conftest import ROOT, TREES, import_tool, run_cli
 
 TREE_3 = str(TREES / "bulls-3x10-total.json")
 TREE_MM = str(TREES / "mastermind-4x6-total.json")
@@ -499,11 +499,10 @@ def test_ctrl_c_stops_a_cross_check_in_one_line_with_its_cluster(tmp_path):
     assert not [p for p in family if alive(p)], "processes were left running"
 
 
-def test_the_cross_check_drops_only_the_scheduler_note_on_a_gather_a_ctrl_c_cut(monkeypatch):
+def test_the_cross_check_drops_only_the_scheduler_note_on_a_gather_a_ctrl_c_cut():
     """The race the test above can meet (once in CI): the solve's client asks for a result as the Ctrl-C sends its key
     back to the queue, and the scheduler, in the tool's process, logs an error line after the tool's own."""
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
-    from cross_check import not_a_failed_gather
+    not_a_failed_gather = import_tool("cross_check").not_a_failed_gather
 
     def record(message: str, *args) -> logging.LogRecord:
         return logging.LogRecord("distributed.scheduler", logging.ERROR, __file__, 1, message, args, None)
@@ -756,8 +755,6 @@ def test_solve_says_what_it_does_first(tmp_path):
 def test_readme_figures_are_generated():
     """Every generated block of the README is what tools/readme.py writes (no number typed by hand). Run in this
     process: the shipped trees it walks are walked once for the whole suite (verify_file)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import readme
-
+    readme = import_tool("readme")
     _, changed = readme.regenerate(readme.README.read_text())
     assert not changed, f"README blocks out of date: {', '.join(changed)} (run python tools/readme.py)"

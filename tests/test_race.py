@@ -17,7 +17,7 @@ from strategy.rules import feedback, parse_game
 from strategy.search.heuristics import build
 from strategy.search.solve import solve_game
 
-from .conftest import TREES, run_cli
+from .conftest import TREES, import_tool, run_cli
 
 
 def tree_of(spec: str, how: str) -> dict:
@@ -182,13 +182,7 @@ def test_race_command_and_best_response_cli(tmp_path):
 def test_league_seed_player_chooses_what_the_seed_ai_chooses(spec):
     """The league's seed player (answer table, scores of the second question read through a relabelling of
     the symbols) picks exactly the code of the seed AI's plain loop, after every first question and answer."""
-    import importlib.util
-
-    from .conftest import ROOT
-
-    loaded = importlib.util.spec_from_file_location("race_league", ROOT / "tools" / "race_league.py")
-    league = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(league)
+    league = import_tool("race_league")
     game = parse_game(spec)
     fast = league.SeedPlayer(game)
     plain = SeedNumeronAI(game)

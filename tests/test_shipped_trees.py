@@ -14,7 +14,7 @@ from strategy.io import tree
 from strategy.io.second_table import second_question_table
 from strategy.io.verify import verify_file
 
-from .conftest import ROOT, TREES
+from .conftest import ROOT, TREES, import_tool
 
 EXPECTED = {
     # published optima; the others are checked against their own recorded proof
@@ -28,12 +28,7 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def tool():
     """tools/regenerate_trees.py, the script that writes the frontier table and ships the stores."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import regenerate_trees
-
-    return regenerate_trees
+    return import_tool("regenerate_trees")
 
 
 SHIPPED = sorted(p.name for p in TREES.iterdir() if p.name.endswith((".json", ".json.gz")))
@@ -138,9 +133,7 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
 def test_the_cross_check_table_matches_the_shipped_trees_and_names_those_it_lacks(tool):
     """Each tree solved again (tools/cross_check.py) shows the proof of the file that ships now, and every
     shipped tree of the regeneration script is either in the table or named as not solved again yet."""
-    import benchlib
-    import cross_check
-
+    benchlib, cross_check = import_tool("benchlib"), import_tool("cross_check")
     rows = benchlib.saved_rows("frontier-cross-check")
     assert rows
     for label, proven, verdict, _ in rows:
