@@ -23,7 +23,7 @@ import orjson
 from . import __version__
 from .io.files import FileError, check_output, quote
 from .io.tree import TreeError
-from .rules import GameError, parse_game
+from .rules import MAX_CODES, GameError, parse_game
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
 EXIT_USAGE = 2
@@ -36,6 +36,8 @@ MAX_SEED = 2**63 - 1
 MAX_GAMES = 10_000_000
 MAX_LOOKAHEAD = 12  # levels of lookahead of `bound` (each costs far more than the one before)
 MAX_EXACT_BELOW = 50_000  # feedback_table.MAX_TABLE_CODES, checked by the tests (importing it would load numba everywhere)
+MAX_PILOT = 10_000  # probes a pilot tries at a node besides the rule's own
+PILOT_ABOVE = 100  # the smallest node a pilot looks ahead at by default
 
 
 class CommandError(Exception):
@@ -167,6 +169,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     for given, option in ((args.budget, "--budget"), (args.store, "--store")):
         if given is not None and not args.exact_below:
             raise CommandError(f"{option} applies to --exact-below only")
+    if args.pilot and args.strategy == "random-consistent":
+        raise CommandError("--pilot needs a scoring rule: random-consistent has none")
     check_output(args.output if args.output != "-" else None, "tree file")
     check_writable(args.store, "store")
     first_code = game.parse_code(args.first) if args.first else None
@@ -175,9 +179,16 @@ def cmd_build(args: argparse.Namespace) -> int:
             warm_up(WARM_UP_GAME, args.strategy)
     first = game.codes().index(first_code) if first_code else None
     gt = game_table(game) if args.exact_below else None  # before the build: a game too large says so at once
-    root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed,
-                                progress=not args.quiet and not args.json)
     generator = {"tool": f"strategy {__version__}", "strategy": args.strategy, "consistent_only": args.consistent_only}
+    show = not args.quiet and not args.json
+    if args.pilot:
+        from .search.pilot import build_pilot
+
+        root, stats, rollouts = build_pilot(game, args.strategy, args.pilot, args.pilot_above, args.consistent_only,
+                                            first, progress=show)
+        generator["pilot"] = {"width": args.pilot, "above": args.pilot_above, "rollouts": rollouts}
+    else:
+        root, stats = build_checked(game, args.strategy, args.consistent_only, first, args.seed, progress=show)
     if args.first:
         generator["first"] = game.format_code(first_code)
     if args.strategy == "random-consistent":
@@ -189,7 +200,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"game": game.spec, "strategy": args.strategy, "output": args.output, "stats": stats_json(stats)})
     else:
-        _log(f"{game.spec} {args.strategy}: {summary_line(stats)}")
+        _log(f"{game.spec} {args.strategy}{f' pilot {args.pilot}' if args.pilot else ''}: {summary_line(stats)}")
     return 0
 
 
@@ -753,8 +764,14 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", required=True, metavar="NAME",
                    choices=["expected-size", "entropy", "minimax", "most-parts", "random-consistent"], help=STRATEGY_HELP)
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
-    p.add_argument("--first", metavar="CODE", help="first question (default: the lowest code)")
+    p.add_argument("--first", metavar="CODE", help="first question (default: the rule's choice)")
     p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"), default=0, help="seed for random-consistent (default 0)")
+    p.add_argument("--pilot", type=int_in(1, MAX_PILOT, "--pilot"), metavar="K",
+                   help="look ahead: at every node of at least --pilot-above secrets, try the rule's K next best "
+                        "probes besides its own, each by the total of the greedy tree it leads to, and keep the "
+                        "least (never worse than the plain rule; about K times slower per level)")
+    p.add_argument("--pilot-above", type=int_in(2, MAX_CODES, "--pilot-above"), default=PILOT_ABOVE, metavar="N",
+                   help=f"the smallest node the pilot looks ahead at (default {PILOT_ABOVE})")
     _add_endgame_options(p, "then make every largest subtree over at most N secrets a proven minimum-total one")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document (needs -o)")

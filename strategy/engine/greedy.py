@@ -458,6 +458,49 @@ def _state(perm: np.ndarray, tmp: np.ndarray, lo: int, hi: int, answer: int, n_c
     }
 
 
+@numba.njit(cache=True)
+def node_pool(codes, masks, perms, k, fix_zero, layout, lut, width, consistent, cand, history):
+    """The probes scored at a node reached by the questions `history`: its candidates (consistent) or every
+    code, one per symmetry class (the class minimum, so the tie-break to the lowest code is kept)."""
+    pool = cand if consistent else np.arange(codes.shape[0], dtype=np.int32)
+    if cand.shape[0] < SYMMETRY_MIN_SET:
+        return pool
+    sym, occ, cnt = layout
+    answers = np.empty(history.shape[0], dtype=np.int64)  # every candidate got these: ask the first one
+    for t in range(history.shape[0]):
+        answers[t] = answer_of(sym, occ, cnt, lut, width, cand[0], history[t])
+    return canonical_probes(codes, masks, pool, history, answers, perms, k, fix_zero, cand)
+
+
+@numba.njit(cache=True)
+def probe_scores(layout, lut, width, cand, probes, n_classes, win, rule, klogk):
+    """The rule's score of each probe on the candidates (lower is better), whether it may be the secret, and
+    whether it splits them (a probe giving every candidate the same answer, other than a win, does not):
+    what a pilot ranks its probes by."""
+    sym, occ, cnt = layout
+    psym, pocc = _compact(sym, occ, probes)
+    P = probes.shape[0]
+    counts = np.empty((P, n_classes), dtype=np.uint32)
+    _count(psym, pocc, sym, cnt, lut, width, cand, 0, P, counts, n_classes)
+    score = np.empty(P)
+    cons = np.empty(P, dtype=np.bool_)
+    splits = np.empty(P, dtype=np.bool_)
+    for i in range(P):
+        score[i], cons[i] = _score(counts, i, n_classes, win, rule, klogk)
+        splits[i] = counts[i].max() < cand.shape[0]
+    return score, cons, splits
+
+
+@numba.njit(cache=True)
+def answers_to(layout, lut, width, cand, probe):
+    """The answer class of `probe` against each candidate."""
+    sym, occ, cnt = layout
+    out = np.empty(cand.shape[0], dtype=np.uint8)
+    for i in range(cand.shape[0]):
+        out[i] = answer_of(sym, occ, cnt, lut, width, cand[i], probe)
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
 def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, rule, consistent, first, history0,
                 big_work, layout, packed, use_packed, distinct, klogk, seen, perm, node_probe, node_parent, node_answer,
@@ -469,8 +512,6 @@ def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, ru
     the stack, and the caller scans it with threads and passes the probe back in pending[0]."""
     empty = np.empty(0, dtype=np.int32)
     sym, occ, cnt = layout
-    N = codes.shape[0]
-    all_probes = np.arange(N, dtype=np.int32)
     top, nodes = counters[0], counters[1]
     depth0 = history0.shape[0]
     made = 0
@@ -505,12 +546,7 @@ def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, ru
                 for t in range(depth - 1, depth0 - 1, -1):
                     history[t] = node_probe[walk]
                     walk = node_parent[walk]
-                pool = cand if consistent else all_probes
-                if n >= SYMMETRY_MIN_SET:
-                    answers = np.empty(depth, dtype=np.int64)  # every candidate got these: ask the first one
-                    for t in range(depth):
-                        answers[t] = answer_of(sym, occ, cnt, lut, width, cand[0], history[t])
-                    pool = canonical_probes(codes, masks, pool, history, answers, perms, k, fix_zero, cand)
+                pool = node_pool(codes, masks, perms, k, fix_zero, layout, lut, width, consistent, cand, history)
                 length = codes.shape[1]
                 if use_packed and n <= 65535 and length * (length + 1) // 2 + length < 32:
                     if big_work > 0 and pool.shape[0] * n >= big_work:
