@@ -480,3 +480,32 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     assert doc.generator["exact_endgame"]["objective"] == f"fewest-at-{before.worst}" and after.worst <= before.worst
     at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower
     assert at_worst == before.depth_counts[-1] - doc.generator["exact_endgame"]["saved"] < before.depth_counts[-1]
+
+
+def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endgames(tool, tmp_path, monkeypatch):
+    """--pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
+    endgames store) and keeps the cheaper merge of the two, with the pilot's record, the endgames' record gathered
+    again from the store and the proven bound unchanged; a tree bounded on a fewest-at-D stage is left alone."""
+    gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
+                                                  {"lower_bound": 1, "bound_of": "total"})
+    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
+    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
+    endgames = tmp_path / "stores" / "bulls-4x8-endgames.db"
+    tool.improve("bulls-4x8-total", endgames, 60, None)
+    improved = verify_file(path)[1]
+    tool.pilot("bulls-4x8-total", endgames, 5, None)
+    doc, after = verify_file(path)
+    assert after.total < improved.total < before.total
+    (record,) = doc.generator["pilots"]
+    assert (record["strategy"], record["width"]) == ("entropy", 5) and record["total"] >= after.total
+    endgame = doc.generator["exact_endgame"]
+    assert endgame["below"] == 60 and endgame["from_store"] > 0 and endgame["unfinished"] == 0
+    assert doc.generator["lower_bound"] == 1 and doc.objective == "partial"
+    assert tool.best_found(after, "total", doc.generator).endswith(
+        ", exact below 60 secrets, upper levels partly by the entropy pilot (5)")
+    fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
+    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
+              fewest)
+    kept = fewest.read_bytes()
+    tool.pilot("bulls-4x8-worst-then-fewest", None, 5, None)
+    assert fewest.read_bytes() == kept

@@ -4,6 +4,7 @@ Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--b
                                       [--jobs N | --scheduler tcp://HOST:PORT] [--incumbent FILE ...]
        python tools/regenerate_trees.py --frontier --table
        python tools/regenerate_trees.py --frontier --improve N [NAME ...]
+       python tools/regenerate_trees.py --frontier --pilot K [--budget SECONDS] [NAME ...]
        python tools/regenerate_trees.py --frontier --bound K [--budget SECONDS] [NAME ...]
 
 Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written through
@@ -28,7 +29,10 @@ only that. --improve N, instead of solving, makes every subtree over at most N s
 found optimal (`strategy improve`: never deeper than the tree's worst case, for the fewest secrets at that
 depth when the solve stopped in a fewest-at-D stage; --budget stops it as well), which the next run starts
 from; the endgames it finishes are kept in a store of their own (stores/GAME-endgames.db, shipped like the
-solve's), so that the next --improve run searches only the others. --bound K, instead of solving, raises their
+solve's), so that the next --improve run searches only the others. --pilot K, instead of solving, builds the
+entropy pilot's tree (`strategy build --pilot K`), gives it the best tree's exact endgames (below as many secrets,
+through the same store; --budget stops them) and merges the two node by node: the cheaper tree is kept, with a
+record of the pilot (the greedy levels above the endgames are where a best tree found still gains most). --bound K, instead of solving, raises their
 proven bounds by lookahead (`strategy bound`, up to K levels, one more at a time while --budget lasts; with
 --exact-below N, sets of at most N secrets searched exactly; the exact values and bounds the solve's store
 holds are read where the lookahead meets them).
@@ -52,6 +56,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,10 +68,13 @@ from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import DISPATCH, makespan, started  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
 from strategy.cli import MAX_LOOKAHEAD, Parser  # noqa: E402
+from strategy.feedback_table import game_table  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
 from strategy.io.verify import verify, verify_file  # noqa: E402
 from strategy.rules import GameError  # noqa: E402
+from strategy.search import objectives  # noqa: E402
+from strategy.search.known import merged_tree  # noqa: E402
 from strategy.search.store import Store, compact, merge  # noqa: E402
 
 STORES = ROOT / "stores"
@@ -287,6 +295,62 @@ def improve(name: str, store: Path | None, below: int, budget: float | None) -> 
         raise SystemExit(f"improving {name} failed (exit {e.returncode})") from None
     finally:
         part.unlink(missing_ok=True)
+
+
+def pilot(name: str, store: Path | None, width: int, budget: float | None) -> None:
+    """A least-total best tree found, merged node by node with the entropy pilot's tree (`strategy build --pilot`)
+    given exact endgames as the best tree has them (below as many secrets, from and into the same store, within
+    `budget`): the merged tree is kept when it is cheaper, with a record of the pilot, and its endgames' record is
+    gathered again (--improve, mostly from the store). The pilot's greedy levels are where the best tree found can
+    still gain most: its endgames are exact already."""
+    path = best_found_path(name)
+    if shipped_path(name) or not path.exists():
+        return
+    doc = tree_io.load(path)
+    if doc.generator.get("bound_of") != "total":
+        print(f"{name}: the pilot builds least-total trees, and this one is bounded on its "
+              f"{doc.generator.get('bound_of')} stage", flush=True)
+        return
+    below = doc.generator.get("exact_endgame", {}).get("below")
+    built, piloted = (path.with_name(f"{path.name}.{step}.json.gz") for step in ("pilot", "piloted"))
+    STORES.mkdir(exist_ok=True)
+    restore(store)
+    print(f"{name}: the entropy pilot ({width})" + (f", exact endgames below {below} secrets" if below else ""),
+          flush=True)
+    start = time.perf_counter()
+    try:
+        subprocess.run([sys.executable, "-m", "strategy", "build", "--game", doc.game.spec, "--strategy", "entropy",
+                        "--pilot", str(width), *(["--consistent-only"] if doc.generator.get("consistent_only") else []),
+                        "-o", str(built)], check=True, cwd=ROOT)
+        record = tree_io.load(built).generator["pilot"]
+        if below:
+            subprocess.run([sys.executable, "-m", "strategy", "improve", str(built), "--exact-below", str(below),
+                            "--objective", "total", *(["--budget", str(budget)] if budget else []),
+                            *(["--store", str(store)] if store else []), "-o", str(piloted)], check=True, cwd=ROOT)
+        else:
+            os.replace(built, piloted)
+        tree = tree_io.load(piloted)
+        old = verify(doc).total
+        gt = game_table(doc.game)
+        value, merged = merged_tree(gt, objectives.total().array(gt.size), np.arange(gt.size, dtype=np.int32), 0,
+                                    [doc.root, tree.root])
+        record = {"strategy": "entropy", **record, "total": verify(tree).total,
+                  "seconds": round(time.perf_counter() - start, 1)}
+        if value >= old:
+            print(f"{name}: the pilot's tree ({record['total']}) does not improve the best tree found ({old})", flush=True)
+            return
+        generator = {key: item for key, item in doc.generator.items() if key != "exact_endgame"}
+        generator["pilots"] = [*generator.get("pilots", []), record]
+        better = tree_io.TreeDoc(doc.game, merged, doc.objective, generator)
+        tree_io.save(tree_io.TreeDoc(doc.game, merged, doc.objective, generator, verify(better).to_json()), path)
+        print(f"{name}: {old} -> {value}, merged with the pilot's tree ({record['total']})", flush=True)
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"the pilot of {name} failed (exit {e.returncode})") from None
+    finally:
+        built.unlink(missing_ok=True)
+        piloted.unlink(missing_ok=True)
+    if below:
+        improve(name, store, below, budget)
 
 
 def exactly(exact_below: int | None, stored: int | None = None) -> str:
@@ -521,6 +585,8 @@ def best_found(stats, bound_of: str, generator: dict) -> str:
     below = f", exact below {endgame['below']} secrets" if endgame else ""
     if endgame and endgame.get("unfinished"):  # a run stopped by its budget
         below += f" but for {endgame['unfinished']} of its {endgame['subtrees']} endgames"
+    if generator.get("pilots"):  # merged node by node with the pilot's trees: some of its nodes are theirs
+        below += f", upper levels partly by the entropy pilot ({generator['pilots'][-1]['width']})"
     if bound_of.startswith("fewest-at-"):
         return (f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, "
                 f"average {stats.average:.4f}){below}")
@@ -607,6 +673,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
     parser.add_argument("--improve", type=int, metavar="N",
                         help="instead of solving, give the best trees found exact endgames below N secrets")
+    parser.add_argument("--pilot", type=int, metavar="K",
+                        help="instead of solving, merge the best trees found with the entropy pilot's (strategy build "
+                             "--pilot K) given the same exact endgames, where that is cheaper")
     parser.add_argument("--bound", type=int, metavar="K",
                         help="instead of solving, raise the bounds of the unfinished solves by up to K levels of "
                              "lookahead (strategy bound; --budget: the time for each)")
@@ -622,8 +691,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--improve must be at least 3 secrets")
     if args.bound is not None and not 1 <= args.bound <= MAX_LOOKAHEAD:
         parser.error(f"--bound must be from 1 to {MAX_LOOKAHEAD} levels")
-    if args.bound is not None and args.improve is not None:
-        parser.error("--bound and --improve are separate steps: give one")
+    if sum(step is not None for step in (args.bound, args.improve, args.pilot)) > 1:
+        parser.error("--bound, --improve and --pilot are separate steps: give one")
+    if args.pilot is not None and args.pilot < 1:
+        parser.error("--pilot must be at least 1 probe")
     if args.exact_below is not None and (args.bound is None or args.exact_below < 3):
         parser.error("--exact-below goes with --bound, and is at least 3 secrets")
     return args
@@ -650,6 +721,8 @@ def main() -> None:
         try:
             if args.improve is not None:
                 improve(name, endgame_store(table[name]), args.improve, args.budget)
+            elif args.pilot is not None:
+                pilot(name, endgame_store(table[name]), args.pilot, args.budget)
             elif args.bound is not None:
                 lookahead(name, args.bound, args.budget, args.exact_below)
             elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget, given):
