@@ -427,6 +427,24 @@ def test_ctrl_c_stops_a_threaded_greedy_build_within_a_second(tmp_path):
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_stops_a_pilot_build_within_a_second(tmp_path):
+    """A pilot's rollouts are greedy builds one after another: Ctrl-C stops the one running at the end of its slice."""
+    CASES.append("build --pilot then SIGINT")
+    proc = start_cli("build", "--game", "bulls:5x10", "--strategy", "entropy", "--pilot", "30", "-o",
+                     str(tmp_path / "t.json"), tmp_path=tmp_path)
+    seen = ""
+    while "secret/s" not in seen:  # the pilot's progress bar: its rollouts are running
+        char = proc.stderr.read(1)
+        assert char, "the build ended before it showed progress"
+        seen = seen[-20:] + char
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    _, err = proc.communicate(timeout=30)
+    assert time.perf_counter() - start < 1.5, "the pilot did not stop"
+    assert proc.returncode == 130 and err.strip().splitlines()[-1].endswith("strategy: interrupted")
+    assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+
+
 def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
     CASES.append("solve --jobs 1 then SIGINT")
     proc = start_cli("solve", "--game", "mastermind:4x9", "--jobs", "1", "--quiet", "-o", str(tmp_path / "t.json"),
