@@ -99,6 +99,14 @@ def warm_up(spec: str, strategy: str) -> None:
 PARALLEL_TREE = 1000  # candidates from which the subtrees under the first question go to threads
 
 
+def klogk_table(n: int) -> np.ndarray:
+    """k log k for k = 0..n (0 for k < 2): what entropy scores a part of k secrets by."""
+    out = np.zeros(n + 1)
+    m = np.arange(2, n + 1)
+    out[2:] = m * np.log(m)
+    return out
+
+
 class _Steps:
     """`greedy.build_steps` with one build's fixed arguments, run in slices of about 50 ms, so that
     progress shows and an interruption (or another thread's failure) is honoured between slices."""
@@ -110,9 +118,7 @@ class _Steps:
         self.packed_args = (g.distinct, g.length, rule)
         use_packed = greedy.packs(g.length, g.symbols, g.distinct)
         self.packed = greedy.packed_layout(gc.codes if use_packed else gc.codes[:0], g.symbols, g.distinct)
-        klogk = np.zeros(n + 1)
-        m = np.arange(2, n + 1)
-        klogk[2:] = m * np.log(m)
+        klogk = klogk_table(n)
         self.head = (gc.codes, gc.masks, position_perms(g.length, not g.leading_zero), g.symbols, not g.leading_zero,
                      gc.lut, gc.width, len(gc.answers), gc.win, rule, consistent_only)
         self.tail = (greedy.code_layout(gc.codes, g.symbols), self.packed, use_packed, g.distinct, klogk)

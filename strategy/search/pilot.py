@@ -17,7 +17,7 @@ from ..engine import greedy
 from ..feedback_table import GameCodes, game_codes
 from ..rules import Game, GameError
 from ..symmetry import position_perms
-from .heuristics import STRATEGIES, build_checked
+from .heuristics import STRATEGIES, build_checked, klogk_table
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,7 @@ class _Pilot:
         self.layout = greedy.code_layout(gc.codes, g.symbols)
         self.symmetry = (gc.codes, gc.masks, position_perms(g.length, not g.leading_zero), g.symbols,
                          not g.leading_zero, self.layout, gc.lut, gc.width, consistent_only)
-        n = gc.size
-        self.klogk = np.zeros(n + 1)
-        m = np.arange(2, n + 1)
-        self.klogk[2:] = m * np.log(m)
+        self.klogk = klogk_table(gc.size)
         self.rollouts = 0
 
     def rollout(self, node: _Node, first: int | None) -> tuple[dict, int]:
@@ -53,7 +50,8 @@ class _Pilot:
         return tree, stats.total
 
     def ranked(self, node: _Node, own: int) -> list[int]:
-        """The node's probes that split it, other than `own`, best score first (ties: may be the secret, then the lowest)."""
+        """The node's probes that split it, other than `own`, best score first (ties: may be the secret, then the
+        lowest)."""
         gc = self.gc
         pool = greedy.node_pool(*self.symmetry, node.cand, np.array(node.history, dtype=np.int64))
         score, cons, splits = greedy.probe_scores(self.layout, gc.lut, gc.width, node.cand, pool, len(gc.answers),
