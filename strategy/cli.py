@@ -198,7 +198,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     doc = TreeDoc(game, root, "heuristic", generator, stats.to_json())
     save(doc, args.output)
     if args.json:
-        _print_json({"game": game.spec, "strategy": args.strategy, "output": args.output, "stats": stats_json(stats)})
+        _print_json({"game": game.spec, "strategy": args.strategy, "output": args.output, "stats": stats_json(stats),
+                     **({"pilot": generator["pilot"]} if args.pilot else {})})
     else:
         _log(f"{game.spec} {args.strategy}{f' pilot {args.pilot}' if args.pilot else ''}: {summary_line(stats)}")
     return 0

@@ -85,6 +85,9 @@ def test_build_pilot_records_itself_and_combines_with_exact_endgames(tmp_path):
     assert doc["generator"]["exact_endgame"]["below"] == 60
     assert 5625 <= doc["stats"]["total"] < 5722
     assert "pilot 10" in r.stderr
+    r = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy", "--pilot", "3", "--json", "-o",
+                str(tmp_path / "b.json"))
+    assert r.returncode == 0 and orjson.loads(r.stdout)["pilot"]["width"] == 3
 
 
 @pytest.mark.parametrize("args", [["--strategy", "random-consistent", "--pilot", "2"],
