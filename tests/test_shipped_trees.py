@@ -449,16 +449,22 @@ def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher
     assert tool.least_total_bound("bulls:4x8") == 5000
 
 
+def _least_total_best_found(tool, tmp_path, monkeypatch):
+    """A most-parts tree of bulls 4 of 8 as bulls-4x8-total's best tree found, bounded on the least total, with
+    the frontier's folders in tmp_path: (game table, tree, its stats, its path, its endgames store)."""
+    gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
+                                                  {"lower_bound": 1, "bound_of": "total"})
+    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
+    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
+    return gt, greedy, before, path, tmp_path / "stores" / "bulls-4x8-endgames.db"
+
+
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
     """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
     from strategy.search.store import Store
 
-    gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
-                                                  {"lower_bound": 1, "bound_of": "total"})
-    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
-    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
-    endgames = tmp_path / "stores" / "bulls-4x8-endgames.db"
+    gt, greedy, before, path, endgames = _least_total_best_found(tool, tmp_path, monkeypatch)
     tool.improve("bulls-4x8-total", endgames, 200, None)
     doc, after = verify_file(path)
     record = doc.generator["exact_endgame"]
@@ -486,11 +492,7 @@ def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endg
     """--pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
     endgames store) and keeps the cheaper merge of the two, with the pilot's record, the endgames' record gathered
     again from the store and the proven bound unchanged; a tree bounded on a fewest-at-D stage is left alone."""
-    gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
-                                                  {"lower_bound": 1, "bound_of": "total"})
-    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
-    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
-    endgames = tmp_path / "stores" / "bulls-4x8-endgames.db"
+    gt, greedy, before, path, endgames = _least_total_best_found(tool, tmp_path, monkeypatch)
     tool.improve("bulls-4x8-total", endgames, 60, None)
     improved = verify_file(path)[1]
     tool.pilot("bulls-4x8-total", endgames, 5, None)
