@@ -937,16 +937,20 @@ def _skip_blas_probe() -> None:
         sys.modules.setdefault("scipy.linalg.cython_blas", None)
 
 
-def _signal_behind(error: BaseException) -> BaseException | None:
-    """The KeyboardInterrupt or Terminated that caused `error`, if one did: a compiled function that calls back
-    into Python (numba does, to build some of its results) when a signal arrives returns with the handler's
-    exception set, and numba raises a SystemError caused by it."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, (KeyboardInterrupt, Terminated)):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
+@contextmanager
+def signals_unwrapped() -> Iterator[None]:
+    """Raise the KeyboardInterrupt (or Terminated) behind a SystemError as itself: a compiled function that calls
+    back into Python (numba does, to build some of its results) when a signal arrives returns with the handler's
+    exception set, and numba raises a SystemError caused by it. Any other SystemError goes on as it is."""
+    try:
+        yield
+    except SystemError as error:
+        seen: BaseException | None = error
+        while seen is not None and not isinstance(seen, (KeyboardInterrupt, Terminated)):
+            seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            raise
+        raise seen from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -955,13 +959,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(sig, _on_signal)
     try:
         args = make_parser().parse_args(argv)
-        try:
+        with signals_unwrapped():
             return args.func(args)
-        except SystemError as e:
-            signalled = _signal_behind(e)
-            if signalled is None:
-                raise
-            raise signalled from None
     except (GameError, TreeError, FileError, CommandError) as e:
         _log(f"strategy: error: {e}")
         return EXIT_USAGE

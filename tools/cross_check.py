@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import LOCAL_CLUSTER, merged_rows, write_table  # noqa: E402
 from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
-from strategy.cli import Parser, int_in  # noqa: E402
+from strategy.cli import Parser, int_in, signals_unwrapped  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 
 
@@ -151,6 +151,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        with signals_unwrapped():
+            sys.exit(main())
     except KeyboardInterrupt:  # the solve and the cluster share the process group: they stop too
         sys.exit("cross_check.py: interrupted (nothing written)")

@@ -67,7 +67,7 @@ from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import DISPATCH, makespan, started  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
-from strategy.cli import MAX_LOOKAHEAD, Parser  # noqa: E402
+from strategy.cli import MAX_LOOKAHEAD, Parser, signals_unwrapped  # noqa: E402
 from strategy.feedback_table import game_table  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import FileError, write_atomic  # noqa: E402
@@ -742,7 +742,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     try:
-        main()
+        with signals_unwrapped():
+            main()
     except KeyboardInterrupt:  # outside a solve (restoring, shipping, the tables): files are written atomically
         print("interrupted", file=sys.stderr)
         sys.exit(128 + signal.SIGINT)
