@@ -332,9 +332,11 @@ def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
         tool.parse_args(["--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])
 
 
-def test_exact_search_below_n_goes_with_the_lookahead_step(tool):
+def test_exact_search_below_n_goes_with_the_lookahead_step_and_the_steps_go_one_at_a_time(tool):
     assert tool.parse_args(["--frontier", "--bound", "3", "--exact-below", "200"]).exact_below == 200
-    for wrong in (["--exact-below", "200"], ["--improve", "300", "--exact-below", "200"], ["--bound", "3", "--exact-below", "2"]):
+    assert tool.parse_args(["--frontier", "--pilot", "30"]).pilot == 30
+    for wrong in (["--exact-below", "200"], ["--improve", "300", "--exact-below", "200"], ["--bound", "3", "--exact-below", "2"],
+                  ["--pilot", "30", "--improve", "300"], ["--pilot", "30", "--bound", "3"], ["--pilot", "0"]):
         with pytest.raises(SystemExit):
             tool.parse_args(wrong)
 

@@ -32,10 +32,10 @@ from; the endgames it finishes are kept in a store of their own (stores/GAME-end
 solve's), so that the next --improve run searches only the others. --pilot K, instead of solving, builds the
 entropy pilot's tree (`strategy build --pilot K`), gives it the best tree's exact endgames (below as many secrets,
 through the same store; --budget stops them) and merges the two node by node: the cheaper tree is kept, with a
-record of the pilot (the greedy levels above the endgames are where a best tree found still gains most). --bound K, instead of solving, raises their
-proven bounds by lookahead (`strategy bound`, up to K levels, one more at a time while --budget lasts; with
---exact-below N, sets of at most N secrets searched exactly; the exact values and bounds the solve's store
-holds are read where the lookahead meets them).
+record of the pilot (the greedy levels above the endgames are where a best tree found still gains most).
+--bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels, one
+more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly; the exact
+values and bounds the solve's store holds are read where the lookahead meets them).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -341,8 +341,8 @@ def pilot(name: str, store: Path | None, width: int, budget: float | None) -> No
             return
         generator = {key: item for key, item in doc.generator.items() if key != "exact_endgame"}
         generator["pilots"] = [*generator.get("pilots", []), record]
-        better = tree_io.TreeDoc(doc.game, merged, doc.objective, generator)
-        tree_io.save(tree_io.TreeDoc(doc.game, merged, doc.objective, generator, verify(better).to_json()), path)
+        stats = verify(tree_io.TreeDoc(doc.game, merged))
+        tree_io.save(tree_io.TreeDoc(doc.game, merged, doc.objective, generator, stats.to_json()), path)
         print(f"{name}: {old} -> {value}, merged with the pilot's tree ({record['total']})", flush=True)
     except subprocess.CalledProcessError as e:
         raise SystemExit(f"the pilot of {name} failed (exit {e.returncode})") from None
