@@ -174,7 +174,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     check_output(args.output if args.output != "-" else None, "tree file")
     check_writable(args.store, "store")
     first_code = game.parse_code(args.first) if args.first else None
-    if not compiled(greedy, "build_steps"):
+    if not all(compiled(greedy, kernel) for kernel in ("build_steps", "probe_scores")):
         with _compiling("the tree builder", not args.quiet and not args.json):
             warm_up(WARM_UP_GAME, args.strategy)
     first = game.codes().index(first_code) if first_code else None

@@ -85,12 +85,15 @@ def build_checked(
 
 
 def warm_up(spec: str, strategy: str) -> None:
-    """Build a small game's tree, and scan its root as a big node is scanned by threads, so that every kernel
-    a build calls is compiled (or loaded from numba's cache) here, once."""
+    """Build a small game's tree, pilot its root, and scan it as a big node is scanned by threads, so that every
+    kernel a build calls is compiled (or loaded from numba's cache) here, once."""
     from ..rules import parse_game
+
+    from .pilot import build_pilot
 
     gc = game_codes(parse_game(spec))
     build_checked(gc, strategy, progress=False, threads=2)
+    build_pilot(gc, "entropy", 1, gc.size, progress=False)  # the pilot's own kernels, at the root alone
     codes = np.arange(gc.size, dtype=np.int32)
     with ThreadPoolExecutor(2) as executor:
         _Steps(gc, strategy, False, 0, gc.size).scanner(executor, 2)(codes, codes)
