@@ -9,7 +9,7 @@ from strategy.engine import greedy
 from strategy.feedback_table import game_codes
 from strategy.io.verify import impossible_question, measure
 from strategy.rules import GameError, parse_game
-from strategy.search.heuristics import build_checked
+from strategy.search.heuristics import build_checked, klogk_table
 from strategy.search.pilot import build_pilot
 from tests.conftest import run_cli
 
@@ -60,7 +60,7 @@ def test_probe_scores_rank_the_rules_choice_first_and_flag_probes_that_do_not_sp
     layout = greedy.code_layout(gc.codes, game.symbols)
     cand = np.array([gc.index((0, 1, 2)), gc.index((0, 2, 1))], dtype=np.int32)
     probes = np.array([gc.index((3, 4, 5)), gc.index((0, 1, 2)), gc.index((1, 0, 2))], dtype=np.int32)
-    klogk = np.array([0.0, 0.0, 2 * np.log(2)])
+    klogk = klogk_table(2)
     score, cons, splits = greedy.probe_scores(layout, gc.lut, gc.width, cand, probes, len(gc.answers), gc.win, 1,
                                               klogk)
     assert splits.tolist() == [False, True, True]  # 345 answers 0,0 to both

@@ -67,9 +67,8 @@ def main() -> None:
         print(floor)
         print(f"{'game':16} {'heuristic':14} {'ours':>8} {'MB':>5} {'mmstrat':>8} {'MB':>4} {'ratio':>6}  total  worst")
         for spec, heuristic, below, pilot in cases:
-            exact = ["--exact-below", str(below)] if below else []
-            exact += ["--pilot", str(pilot)] if pilot else []
-            run = measure(strategy("build", "--game", spec, "--strategy", heuristic, *exact, "--quiet", "-o", str(out)))
+            options = (["--exact-below", str(below)] if below else []) + (["--pilot", str(pilot)] if pilot else [])
+            run = measure(strategy("build", "--game", spec, "--strategy", heuristic, *options, "--quiet", "-o", str(out)))
             if run.status:
                 raise SystemExit(f"strategy build {spec} failed: {run.stderr}")
             stats = orjson.loads(out.read_bytes())["stats"]

@@ -491,16 +491,6 @@ def probe_scores(layout, lut, width, cand, probes, n_classes, win, rule, klogk):
     return score, cons, splits
 
 
-@numba.njit(cache=True)
-def answers_to(layout, lut, width, cand, probe):
-    """The answer class of `probe` against each candidate."""
-    sym, occ, cnt = layout
-    out = np.empty(cand.shape[0], dtype=np.uint8)
-    for i in range(cand.shape[0]):
-        out[i] = answer_of(sym, occ, cnt, lut, width, cand[i], probe)
-    return out
-
-
 @numba.njit(cache=True, nogil=True)
 def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, rule, consistent, first, history0,
                 big_work, layout, packed, use_packed, distinct, klogk, seen, perm, node_probe, node_parent, node_answer,

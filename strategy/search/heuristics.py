@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,7 +48,44 @@ def build_checked(
     history: tuple[int, ...] = (),
     threads: int | None = None,
 ):
-    """`build`, with the tree's stats measured by playing every candidate through it: (tree, Stats).
+    """`build`, with the tree's stats measured by playing every candidate through it: (tree, Stats)."""
+    built = build_arrays(game, strategy, consistent_only, first, seed, progress, candidates, history, threads)
+    return built.tree(), built.stats()
+
+
+@dataclass(frozen=True)
+class Built:
+    """A greedy tree as the builder leaves it: node arrays over the candidates, made into nested dicts only when
+    wanted (a pilot's losing rollouts never are)."""
+
+    gc: GameCodes
+    state: dict
+    candidates: np.ndarray
+
+    @property
+    def first(self) -> int:
+        """The code asked first."""
+        return int(self.state["node_probe"][0])
+
+    def tree(self) -> dict:
+        return _as_tree(self.gc, self.state)
+
+    def stats(self):
+        return _check(self.gc, self.state, self.candidates)
+
+
+def build_arrays(
+    game: Game | GameTable | GameCodes,
+    strategy: str,
+    consistent_only: bool = False,
+    first: int | None = None,
+    seed: int = 0,
+    progress: bool = True,
+    candidates: np.ndarray | None = None,
+    history: tuple[int, ...] = (),
+    threads: int | None = None,
+) -> Built:
+    """The greedy tree's node arrays (see `build_checked`).
 
     With several threads (one per core unless given), the subtrees under the first question are built
     at once, largest first; a smaller build scans its big nodes with threads instead. The tree is the
@@ -81,7 +119,7 @@ def build_checked(
         bar.close()
     if executor:
         executor.shutdown()
-    return _as_tree(gc, state), _check(gc, state, cand)
+    return Built(gc, state, cand)
 
 
 def warm_up(spec: str, strategy: str) -> None:

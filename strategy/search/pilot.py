@@ -17,7 +17,7 @@ from ..engine import greedy
 from ..feedback_table import GameCodes, game_codes
 from ..rules import Game, GameError
 from ..symmetry import position_perms
-from .heuristics import STRATEGIES, build_checked, klogk_table
+from .heuristics import STRATEGIES, Built, build_arrays, klogk_table
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,13 @@ class _Pilot:
         self.klogk = klogk_table(gc.size)
         self.rollouts = 0
 
-    def rollout(self, node: _Node, first: int | None) -> tuple[dict, int]:
+    def rollout(self, node: _Node, first: int | None) -> tuple[Built, int]:
         """The greedy tree of the node's secrets with `first` asked first (the rule's choice if None), and its
         total counted from this node."""
         self.rollouts += 1
-        tree, stats = build_checked(self.gc, self.strategy, self.consistent_only, first, progress=False,
-                                    candidates=node.cand, history=node.history)
-        return tree, stats.total
+        built = build_arrays(self.gc, self.strategy, self.consistent_only, first, progress=False,
+                             candidates=node.cand, history=node.history)
+        return built, built.stats().total
 
     def ranked(self, node: _Node, own: int) -> list[int]:
         """The node's probes that split it, other than `own`, best score first (ties: may be the secret, then the
@@ -61,24 +61,24 @@ class _Pilot:
 
     def children(self, node: _Node, probe: int) -> dict[str, _Node]:
         """The node's secrets split by their answer to `probe` (the win answer left out), by answer text."""
-        gc = self.gc
-        answer = greedy.answers_to(self.layout, gc.lut, gc.width, node.cand, probe)
+        gc, n = self.gc, len(node.cand)
+        perm, starts = node.cand.copy(), np.empty(len(gc.answers) + 1, dtype=np.int64)
+        greedy.split_range(*self.layout, gc.lut, gc.width, perm, 0, n, probe, len(gc.answers),
+                           np.empty(n, dtype=np.int64), starts)
         history = (*node.history, probe)
-        return {gc.answer_str(int(c)): _Node(node.cand[answer == c], history)
-                for c in np.unique(answer).tolist() if c != gc.win}
-
-    def code(self, text: str) -> int:
-        return self.gc.index(self.gc.game.read_code(text))
+        return {gc.answer_str(c): _Node(perm[starts[c]:starts[c + 1]], history)
+                for c in range(len(gc.answers)) if c != gc.win and starts[c + 1] > starts[c]}
 
     def tree(self, node: _Node, first: int | None, done) -> dict:
         """The pilot tree of a node (its first question `first` if given), reporting settled secrets to `done`."""
-        best_tree, best_total = self.rollout(node, first)
+        best, best_total = self.rollout(node, first)
         if first is None:
-            for probe in self.ranked(node, self.code(best_tree["guess"]))[:self.width]:
-                tree, total = self.rollout(node, probe)
+            for probe in self.ranked(node, best.first)[:self.width]:
+                built, total = self.rollout(node, probe)
                 if total < best_total:
-                    best_tree, best_total = tree, total
-        children = self.children(node, self.code(best_tree["guess"]))
+                    best, best_total = built, total
+        best_tree = best.tree()
+        children = self.children(node, best.first)
         done(len(node.cand) - sum(len(child.cand) for child in children.values()))
         for label, child in children.items():
             if len(child.cand) >= self.above:
