@@ -37,19 +37,10 @@ def build(
     return build_checked(game, strategy, consistent_only, first, seed, progress, candidates, history)[0]
 
 
-def build_checked(
-    game: Game | GameTable | GameCodes,
-    strategy: str,
-    consistent_only: bool = False,
-    first: int | None = None,
-    seed: int = 0,
-    progress: bool = True,
-    candidates: np.ndarray | None = None,
-    history: tuple[int, ...] = (),
-    threads: int | None = None,
-):
-    """`build`, with the tree's stats measured by playing every candidate through it: (tree, Stats)."""
-    built = build_arrays(game, strategy, consistent_only, first, seed, progress, candidates, history, threads)
+def build_checked(*args, **kwargs):
+    """`build_arrays` (the same arguments) as nested dicts, with the tree's stats measured by playing every
+    candidate through it: (tree, Stats)."""
+    built = build_arrays(*args, **kwargs)
     return built.tree(), built.stats()
 
 
@@ -85,7 +76,8 @@ def build_arrays(
     history: tuple[int, ...] = (),
     threads: int | None = None,
 ) -> Built:
-    """The greedy tree's node arrays (see `build_checked`).
+    """The complete tree of `strategy` over every secret of the game (or over `candidates`, the codes left after
+    the questions `history`), as the builder's node arrays.
 
     With several threads (one per core unless given), the subtrees under the first question are built
     at once, largest first; a smaller build scans its big nodes with threads instead. The tree is the
