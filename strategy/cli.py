@@ -216,13 +216,12 @@ def check_writable(name: str | None, what: str) -> None:
 def _exact_endgame(gt, root: dict, before, args: argparse.Namespace, consistent_only: bool, costs=None):
     """The tree with exact endgames below --exact-below secrets (for `costs`: the least total by default), its
     measured stats and the record of the change (with the total `before` them)."""
-    from .engine import compiled, exact
     from .io.verify import measure
     from .search.endgame import exact_endgame
-    from .search.solve import warm_up
+    from .search.solve import warm_up, warmed_up
 
     show = not args.quiet and not args.json
-    if not compiled(exact, "solve"):
+    if not warmed_up():
         with _compiling("the search engine", show):
             warm_up(WARM_UP_GAME)
     store = None
@@ -401,12 +400,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .engine import compiled, exact
     from .feedback_table import game_table
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
     from .io.verify import measure
-    from .search.solve import describe, solve_game, validate, warm_up
+    from .search.solve import describe, solve_game, validate, warm_up, warmed_up
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
@@ -439,7 +437,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         for stage, bound in bounds.items():
             known_bounds[stage] = max(bound, known_bounds.get(stage, 0))
     gt = game_table(game)
-    if not compiled(exact, "solve"):  # after every check of the input: a wrong argument does not wait for it
+    if not warmed_up():  # after every check of the input: a wrong argument does not wait for it
         with _compiling("the search engine", not args.json):
             warm_up(WARM_UP_GAME)
     try:

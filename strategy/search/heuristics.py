@@ -122,8 +122,14 @@ def warm_up(spec: str, strategy: str) -> None:
     from .pilot import build_pilot
 
     gc = game_codes(parse_game(spec))
-    build_checked(gc, strategy, progress=False, threads=2)
+    warm_up_greedy(gc, strategy)
     build_pilot(gc, "entropy", 1, gc.size, progress=False)  # the pilot's own kernels, at the root alone
+
+
+def warm_up_greedy(gc: GameCodes, strategy: str) -> None:
+    """Build the small game's greedy tree and scan it as a big node is scanned by threads: every kernel of a
+    greedy build (one compile serves every rule)."""
+    build_checked(gc, strategy, progress=False, threads=2)
     codes = np.arange(gc.size, dtype=np.int32)
     with ThreadPoolExecutor(2) as executor:
         _Steps(gc, strategy, False, 0, gc.size).scanner(executor, 2)(codes, codes)

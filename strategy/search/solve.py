@@ -311,17 +311,27 @@ def validate(objective: str, max_depth: int | None, against: list[int] | None = 
         raise GameError("--against applies to the win objective only")
 
 
+def warmed_up() -> bool:
+    """True when numba's cache holds what `warm_up` compiles (checked by its first and last kernels)."""
+    from ..engine import compiled, greedy
+
+    return compiled(exact, "solve") and compiled(greedy, "build_steps")
+
+
 def warm_up(spec: str) -> None:
     """Solve a small game in this process with the driver splitting it, so that every kernel a solve calls is
     compiled here, once, before any worker starts (the workers then load numba's cache instead of each
     compiling the same code at the same time)."""
-    from ..feedback_table import game_table
+    from ..feedback_table import game_codes, game_table
     from ..rules import parse_game
+    from .heuristics import warm_up_greedy
 
     gt = game_table(parse_game(spec))
     solve_game(gt, "total", jobs=1, progress=False, plan="coarse")
-    min_depth_bound(gt)  # the worst-case objectives start here
+    # an interrupted solve's best tree falls back on greedy trees: compiling them then would delay the exit
+    warm_up_greedy(game_codes(gt.game), GREEDY_FALLBACKS[0])
     engine = Engine(gt, Spec(gt.game, objectives.total(), False, tt_bits=4))
+    min_depth_bound(gt)  # the worst-case objectives start here
     for n in (exact.BYTES_MAX, gt.size):  # both kernels of `branching` (a probe task's extraction calls it)
         engine.branching(np.arange(n, dtype=np.int32))
 
