@@ -409,6 +409,25 @@ def test_a_signal_stops_solve_and_its_workers(tmp_path, sig):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_interrupted_solve_builds_its_best_tree_though_the_signal_left_llvm_locked(tmp_path):
+    """A signal that comes while numba compiles or loads a kernel can leave LLVM's lock held by the main thread
+    (llvmlite takes it, then runs Python callbacks, where the signal's exception is raised); the greedy trees of
+    an interrupted solve's best tree are then built in that thread alone, as a thread that loads a kernel would
+    wait for the lock forever (a Ctrl-C'd cross-check's solve did)."""
+    script = tmp_path / "locked.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from llvmlite.binding import ffi\n"
+        "ffi.lib._lock._lock.acquire()  # held for good by this thread, as the signal left it\n"
+        "from strategy.rules import parse_game\n"
+        "from strategy.search.heuristics import build_subtree\n"
+        "# after three questions no symmetry is left: the first node's probes are scanned by threads if any\n"
+        "print(build_subtree(parse_game('mastermind:4x6'), np.arange(900), (7, 500, 1000), 'entropy')['guess'])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0 and done.stdout.strip() == "1400", done.stderr
+
+
 @pytest.mark.parametrize("case,args", [
     # sibling subtrees are built by threads at once: Ctrl-C stops every thread at the end of its slice
     ("build (threads)", ["--game", "bulls:6x10", "--strategy", "expected-size"]),
@@ -511,11 +530,15 @@ def test_ctrl_c_stops_a_cross_check_in_one_line_with_its_cluster(tmp_path):
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "cross_check.py"), "mastermind-4x9-total"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                             start_new_session=True)  # a process group of its own, as a terminal gives a command
+    def solve_started() -> bool:
+        return any("solve" in Path(f"/proc/{pid}/cmdline").read_text() for pid in children_of(proc.pid)
+                   if Path(f"/proc/{pid}").exists())
+
     deadline = time.time() + 90
-    while len(children_of(proc.pid)) < 3 and time.time() < deadline:  # two workers and the solve
+    while not (len(children_of(proc.pid)) >= 3 and solve_started()) and time.time() < deadline:
         time.sleep(0.2)
-    family = children_of(proc.pid)
-    assert len(family) >= 3, "the cluster or the solve did not start"
+    family = children_of(proc.pid)  # two workers and the solve (with the resource tracker)
+    assert len(family) >= 3 and solve_started(), "the cluster or the solve did not start"
     time.sleep(3.0)  # the solve is on the cluster: its search takes minutes
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)

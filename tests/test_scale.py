@@ -135,14 +135,10 @@ def test_a_task_that_kills_every_worker_stops_the_solve(monkeypatch):
     """A dead worker is retried; a task that no worker survives ends the solve with one clear error."""
     from strategy.search import executors
 
-    def submit_a_killer(self, spec, task):
-        handle = next(self._ids)
-        task.slot = self._free.pop()
-        self._slot_of[handle] = task.slot
-        self._futures[self._pool.submit(os._exit, 3)] = handle  # the worker process dies at once
-        return handle
+    def start_a_killer(self, spec, task):
+        return self._pool.submit(os._exit, 3)  # the worker process dies at once
 
-    monkeypatch.setattr(executors.LocalProcesses, "submit", submit_a_killer)
+    monkeypatch.setattr(executors.LocalProcesses, "_start", start_a_killer)
     with pytest.raises(executors.TaskLost, match="lost 3 times.*out of memory"):
         solved("bulls:3x6", jobs=2)
 
@@ -156,14 +152,10 @@ def test_a_task_that_fails_on_every_worker_names_the_likely_cause(monkeypatch, f
     what the last attempt raised and what usually causes it (a worker without the engine, or short of memory)."""
     from strategy.search import executors
 
-    def submit_a_failure(self, spec, task):
-        handle = next(self._ids)
-        task.slot = self._free.pop()
-        self._slot_of[handle] = task.slot
-        self._futures[self._pool.submit(*failure)] = handle
-        return handle
+    def start_a_failure(self, spec, task):
+        return self._pool.submit(*failure)
 
-    monkeypatch.setattr(executors.LocalProcesses, "submit", submit_a_failure)
+    monkeypatch.setattr(executors.LocalProcesses, "_start", start_a_failure)
     with pytest.raises(executors.TaskLost, match=f"lost 3 times.*{hint}"):
         solved("bulls:3x6", jobs=2)
 

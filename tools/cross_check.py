@@ -83,8 +83,13 @@ def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
         proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", *from_nothing(args), "--scheduler", address,
                                  *([] if show else ["--quiet"]), "-o", str(out)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, cwd=ROOT, env=env)
-        message = relayed(proc.stderr.fileno())
-        proc.wait()
+        try:
+            message = relayed(proc.stderr.fileno())
+            proc.wait()
+        except BaseException:  # a Ctrl-C: the solve, in the same process group, has it too; it writes nothing, so
+            proc.kill()  # what it would still do (say what it had proven) is not waited for, but it ends with this tool
+            proc.wait()
+            raise
         took = time.perf_counter() - start
         if proc.returncode:
             raise SystemExit(f"{name}: {(message.strip().splitlines() or ['the solve failed'])[-1]}")

@@ -8,6 +8,7 @@ solve (`ClusterLost`) like an interruption: what finished is in the store, and a
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
 import contextlib
 import itertools
@@ -125,6 +126,10 @@ class LocalProcesses:
         self._slot_of: dict[int, int] = {}
         self._ids = itertools.count()
         self._lost: list[Finished] = []  # tasks of a pool found broken at a submit, reported by the next done()
+        # futures call back here when they finish (in the pool's thread): done() reads this list and takes no
+        # future's lock, as concurrent.futures.wait does (a signal arriving while it takes them leaves some
+        # held for good: the pool's thread blocks on one, and the exit, which joins that thread, never comes)
+        self._finished: collections.deque[cf.Future] = collections.deque()
         self._pool = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
@@ -139,12 +144,16 @@ class LocalProcesses:
         task.slot = slot
         self._slot_of[handle] = slot
         try:
-            future = self._pool.submit(_run_local, spec, task)
+            future = self._start(spec, task)
         except cf.process.BrokenProcessPool:  # a worker died since the last done(): as there, start afresh
             self._lost += self._replace_pool()
-            future = self._pool.submit(_run_local, spec, task)
+            future = self._start(spec, task)
         self._futures[future] = handle
+        future.add_done_callback(self._finished.append)
         return handle
+
+    def _start(self, spec: Spec, task: Task) -> cf.Future:
+        return self._pool.submit(_run_local, spec, task)
 
     def running(self) -> int:
         return len(self._futures) + len(self._lost)
@@ -164,7 +173,14 @@ class LocalProcesses:
         out, self._lost = self._lost, []
         if not self._futures:
             return out
-        finished, _ = cf.wait(list(self._futures), timeout=0.0 if out else timeout, return_when=cf.FIRST_COMPLETED)
+        deadline = time.monotonic() + (0.0 if out else timeout)
+        while not self._finished and time.monotonic() < deadline:
+            time.sleep(0.005)
+        finished = []
+        while self._finished:
+            future = self._finished.popleft()
+            if future in self._futures:  # not a task of a pool replaced since
+                finished.append(future)
         broken = False
         for future in finished:
             handle = self._futures.pop(future)

@@ -287,5 +287,8 @@ def _as_tree(gc: GameCodes, state: dict) -> dict:
 
 def build_subtree(game, candidates: np.ndarray, history, strategy: str = "expected-size",
                   consistent_only: bool = False) -> dict:
-    """A greedy tree for the secrets `candidates` left after the questions `history` (no progress bar)."""
-    return build(game, strategy, consistent_only, progress=False, candidates=candidates, history=tuple(history))
+    """A greedy tree for the secrets `candidates` left after the questions `history`, built in this thread alone:
+    an interrupted solve builds its best tree with it, and a signal that came while numba compiled or loaded a
+    kernel may have left numba's and LLVM's locks held by this thread, where another thread would wait forever."""
+    return build_arrays(game, strategy, consistent_only, progress=False, candidates=candidates,
+                        history=tuple(history), threads=1).tree()
