@@ -64,7 +64,7 @@ def _fill_serial(columns: np.ndarray, counts: np.ndarray, class_of: np.ndarray, 
 PARALLEL_FILL = 12_000  # below this many codes, starting the thread pool costs more than it saves
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def split(table, S, probe, n_classes):
     """Parts of S by answer to `probe`: (members grouped by class in their order, start offsets per class)."""
     n = S.shape[0]

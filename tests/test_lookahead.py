@@ -68,6 +68,18 @@ def test_searching_small_sets_exactly_only_raises_the_bound(spec, objective):
     assert lookahead_bound(gt, costs, 1, consistent, exact_below=gt.size) == (INF if value is None else value)
 
 
+@pytest.mark.parametrize("spec", ["mastermind:4x4", "bulls:4x6"])
+@pytest.mark.parametrize("objective", ["total", "within", "fewest", "consistent", "too-shallow"])
+def test_the_bound_is_the_same_on_any_number_of_threads(spec, objective):
+    """The parts of the first questions are shared out to threads, each part with a looser cut-off than in
+    turn: the bound is the same (the tests above run on one thread per core)."""
+    costs, consistent, _ = optima(spec)[objective]
+    gt = game_table(parse_game(spec))
+    for levels, below in ((2, 0), (3, 0), (2, 12)):
+        got = [lookahead_bound(gt, costs, levels, consistent, exact_below=below, threads=t) for t in (1, 2, 3)]
+        assert got[0] == got[1] == got[2], (levels, below, got)
+
+
 def interrupted_store(spec: str, folder: str) -> tuple[str, int]:
     """A solve's store without its root's result (as a solve interrupted before the end leaves it), and the
     optimum the solve proved."""
@@ -93,6 +105,7 @@ def test_what_a_store_has_proven_raises_the_bound_but_never_past_the_optimum(spe
     plain = [lookahead_bound(gt, objectives.total(), levels) for levels in (1, 2, 3)]
     stored = [lookahead_bound(gt, objectives.total(), levels, store=store) for levels in (1, 2, 3)]
     assert all(p <= s <= value for p, s in zip(plain, stored)) and stored == sorted(stored)
+    assert [lookahead_bound(gt, objectives.total(), levels, store=store, threads=1) for levels in (1, 2, 3)] == stored
     assert stored[1] > plain[1]
     if spec.startswith("bulls"):
         assert stored[1] == value

@@ -1075,7 +1075,7 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     return probes, lb, squares_from_counters(scratch, at, n, n_classes), ex, b_here, np.int64(-1), fail_lb
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b, bounds, history,
                  beta, stop_at, scratch):
     """Bounds of the probes worth trying at a node.

@@ -13,7 +13,9 @@ frontier table in the README).
 
 Probes are taken by increasing level-fill bound; one stops counting as soon as its parts reach the
 best probe so far (or the caller's cut-off `beta`: fail-soft, as in the search), and the probes
-whose level-fill bound reaches it are never expanded.
+whose level-fill bound reaches it are never expanded. The parts of the game's first questions are shared
+out to threads, one lookahead (engine, scratch arrays) each: a part starts with the cut-off left then, so
+the parts of a probe that reaches the cut-off may be counted further than in turn, and the bound is the same.
 
 With `exact_below` N, a set of at most N secrets at any level is not bounded but searched by the exact
 engine, with the cut-off that is left there (its value, or a proven bound once it reaches the cut-off):
@@ -27,7 +29,9 @@ before it finishes; their values and the lookahead's bounds of the others add up
 """
 from __future__ import annotations
 
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -50,7 +54,8 @@ class Lookahead:
     """The lookahead bounds of one game and objective (one engine's symmetry caches and scratch arrays)."""
 
     def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
-                 on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None):
+                 on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
+                 threads: int = 1):
         self.gt = gt
         self.store = store
         self.objective = costs.key
@@ -59,11 +64,17 @@ class Lookahead:
         self.on_node = on_node
         self.exact_below = exact_below
         self.stop = False  # set by `request_stop` from another thread: the bound unwinds at its next node
+        # lookaheads of their own (engine, scratch arrays) that bound the parts of the game's first questions
+        # in threads of their own, with this one (the kernels free the GIL)
+        self.helpers = [Lookahead(gt, costs, consistent_only, on_node, exact_below, store)
+                        for _ in range(threads - 1)]
 
     def request_stop(self) -> None:
         """Stop the bound (from another thread): at its next node, or within a node of the exact search."""
         self.stop = True
         self.engine.control[exact.K_STOP] = 1
+        for helper in self.helpers:
+            helper.request_stop()
 
     def probes(self, S: np.ndarray, d: int, b: int, history: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """One probe per symmetry class of the node, their level-fill bounds (b for the parts), and the most
@@ -119,16 +130,59 @@ class Lookahead:
             sizes = starts[1:] - starts[:-1]
             value = int(self.engine.cost[d + 1]) if sizes[gt.win] else 0
             value += sum(fill(int(k)) for c, k in enumerate(sizes) if c != gt.win and k)
+            parts = [(members[starts[c]:starts[c + 1]], fill(int(sizes[c])))
+                     for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2),
+                                     key=lambda c: -sizes[c])]
             deeper = np.append(history, g).astype(history.dtype)
-            for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2), key=lambda c: -sizes[c]):
-                if value >= min(best, beta):
-                    break
-                k = int(sizes[c])
-                part = members[starts[c]:starts[c + 1]]
-                value += self.bound(part, d + 1, b_here, deeper, levels - 1, min(best, beta) - value + fill(k))
-                value -= fill(k)
+            share = self.parts_in_threads if d == 0 and self.helpers else self.parts_in_turn
+            value = share(parts, d + 1, b_here, deeper, levels - 1, min(best, beta), value)
             best = min(best, max(value, int(lb[i])))
         return max(best, base)
+
+    def parts_in_turn(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray, levels: int,
+                      cut: int, value: int) -> int:
+        """`value` (which counts each part at its level fill) with each part's bound in its place, largest part
+        first, until it reaches `cut`."""
+        for part, fill in parts:
+            if value >= cut:
+                break
+            value += self.bound(part, d, b, history, levels, cut - value + fill) - fill
+        return value
+
+    def parts_in_threads(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray,
+                         levels: int, cut: int, value: int) -> int:
+        """`parts_in_turn`, the parts shared out to this lookahead and its helpers (one thread each, largest part
+        first). A part's cut-off counts the parts still running at their level fill, so it is looser than in
+        turn, but a sum under `cut` is the same: every part in it was bounded below its cut-off."""
+        lock = threading.Lock()
+        state = {"value": value, "next": 0}
+
+        def work(lookahead: Lookahead) -> None:
+            while True:
+                with lock:
+                    if state["value"] >= cut or state["next"] == len(parts) or self.stop:
+                        return
+                    part, fill = parts[state["next"]]
+                    state["next"] += 1
+                    beta = cut - state["value"] + fill
+                got = lookahead.bound(part, d, b, history, levels, beta)
+                with lock:
+                    state["value"] += got - fill
+
+        with ThreadPoolExecutor(len(self.helpers)) as pool:
+            running = [pool.submit(work, helper) for helper in self.helpers]
+            try:
+                work(self)
+            except BaseException:
+                for helper in self.helpers:  # the whole bound ends: theirs too, at their next node
+                    helper.request_stop()
+                raise
+            finally:
+                for future in running:
+                    future.exception()  # waits
+            for future in running:
+                future.result()  # a helper's Stopped or failure, raised here
+        return state["value"]
 
     def stored_probe_bounds(self, key: str, probes: np.ndarray, lb: np.ndarray) -> np.ndarray:
         """The probes' level-fill bounds raised to what the store proves of each (a probe's exact value or bound)."""
@@ -147,15 +201,17 @@ class Lookahead:
 
 
 def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
-                    on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None) -> int:
+                    on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
+                    threads: int | None = None) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
     meets the objective's depth bound), sets of at most `exact_below` secrets searched exactly, and what
-    `store` has proven used where the lookahead meets it.
+    `store` has proven used where the lookahead meets it. The parts of the first questions are bounded by
+    `threads` at once (one per core unless given); the bound is the same whatever their number.
 
     It runs in a thread while this one waits: a Ctrl-C or a signal that arrived in the middle of a compiled
     call would otherwise surface as numba's SystemError instead of itself; here it stops the bound at its
     next node and is raised as it came."""
-    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store)
+    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store, threads or os.cpu_count() or 1)
     out: list = []
 
     def run() -> None:
