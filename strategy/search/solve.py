@@ -312,7 +312,8 @@ def validate(objective: str, max_depth: int | None, against: list[int] | None = 
 
 
 def warmed_up() -> bool:
-    """True when numba's cache holds what `warm_up` compiles (checked by its first and last kernels)."""
+    """True when numba's cache holds what `warm_up` compiles (checked by the search's kernel and the greedy
+    builder's)."""
     from ..engine import compiled, greedy
 
     return compiled(exact, "solve") and compiled(greedy, "build_steps")
@@ -330,8 +331,8 @@ def warm_up(spec: str) -> None:
     solve_game(gt, "total", jobs=1, progress=False, plan="coarse")
     # an interrupted solve's best tree falls back on greedy trees: compiling them then would delay the exit
     warm_up_greedy(game_codes(gt.game), GREEDY_FALLBACKS[0])
-    engine = Engine(gt, Spec(gt.game, objectives.total(), False, tt_bits=4))
     min_depth_bound(gt)  # the worst-case objectives start here
+    engine = Engine(gt, Spec(gt.game, objectives.total(), False, tt_bits=4))
     for n in (exact.BYTES_MAX, gt.size):  # both kernels of `branching` (a probe task's extraction calls it)
         engine.branching(np.arange(n, dtype=np.int32))
 
