@@ -297,10 +297,15 @@ def test_a_solve_waits_for_dask_workers_and_uses_those_that_join_later(tmp_path)
         log = tmp_path / "log.jsonl"
         time.sleep(1)
         assert proc.poll() is None and not (log.exists() and log.stat().st_size), "a task ran with no worker"
-        dask.add_worker()
-        while not (log.exists() and log.stat().st_size) and time.time() < deadline:
-            time.sleep(0.1)
-        dask.add_worker()  # joins a running solve
+        from distributed import Client
+
+        with Client(dask.address, timeout=60) as client:
+            dask.add_worker()
+            client.wait_for_workers(1, timeout=60)  # the solve sends its tasks now
+            # joins the running solve as soon as the first worker has (the solve, of a few seconds, recounts its
+            # workers every second)
+            dask.add_worker()
+            client.wait_for_workers(2, timeout=60)
         assert proc.wait(300) == 0, err_file.read_text()
     finally:
         dask.close()

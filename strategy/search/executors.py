@@ -235,7 +235,7 @@ class LocalProcesses:
 # -- a Dask cluster -----------------------------------------------------------------------------------
 
 POLL_SECONDS = 0.5
-WORKERS_SECONDS = 5.0  # how often the driver asks the scheduler how many workers it has (they come and go)
+WORKERS_SECONDS = 1.0  # how often the driver asks the scheduler how many workers it has (they come and go)
 
 
 def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
