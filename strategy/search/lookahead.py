@@ -169,7 +169,7 @@ class Lookahead:
                 with lock:
                     state["value"] += got - fill
 
-        with ThreadPoolExecutor(len(self.helpers)) as pool:
+        with ThreadPoolExecutor(len(self.helpers)) as pool:  # its exit waits for the helpers
             running = [pool.submit(work, helper) for helper in self.helpers]
             try:
                 work(self)
@@ -177,9 +177,6 @@ class Lookahead:
                 for helper in self.helpers:  # the whole bound ends: theirs too, at their next node
                     helper.request_stop()
                 raise
-            finally:
-                for future in running:
-                    future.exception()  # waits
             for future in running:
                 future.result()  # a helper's Stopped or failure, raised here
         return state["value"]
