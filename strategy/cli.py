@@ -283,9 +283,6 @@ def cmd_bound(args: argparse.Namespace) -> int:
     game = parse_game(args.game)
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
-    if args.store is not None and not os.path.isfile(args.store):  # a bound reads a solve's store, never starts one
-        raise CommandError(f"store {quote(args.store)} " + ("is not a file" if os.path.exists(args.store) else
-                                                             "does not exist"))
     store = Store(args.store, game, args.consistent_only) if args.store is not None else None
     show = not args.quiet and not args.json
     if not compiled(exact, "probe_bounds") or (args.exact_below and not compiled(exact, "solve")):
@@ -830,8 +827,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="search the sets of at most N secrets exactly (at any level) instead of bounding them: "
                         "a higher bound for a little more time (default: none)")
     p.add_argument("--store", metavar="FILE",
-                   help="a solve's store (strategy solve --store) of this game: the exact values and bounds it has "
-                        "proven are used where the lookahead meets them")
+                   help="SQLite store of this game (a solve's, strategy solve --store, or a new file): the exact "
+                        "values and bounds it holds are used where the lookahead meets them, and what the bound "
+                        "proves is kept there, so a rerun resumes from it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")
 

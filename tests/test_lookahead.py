@@ -2,6 +2,7 @@
 more levels, and equal to it once the levels reach the bottom of the small games."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import orjson
@@ -113,6 +114,50 @@ def test_what_a_store_has_proven_raises_the_bound_but_never_past_the_optimum(spe
     assert within == lookahead_bound(gt, objectives.total(8), 2)
 
 
+@pytest.mark.parametrize("objective", ["total", "within", "consistent"])
+def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve_reads_it(objective, tmp_path,
+                                                                                          monkeypatch):
+    """The sets a bound searched exactly go to its store, and its bounds of the others (here every one, however
+    quick): run again on it, the bound is the same and searches no set; a solve on that store proves the same
+    optimum and writes the same tree as a solve without one (a stored value off by one would change both)."""
+    from strategy.search import lookahead
+    from strategy.search.lookahead import Lookahead
+    from strategy.search.store import Store
+
+    monkeypatch.setattr(lookahead, "STORE_BOUND_SECONDS", 0.0)
+
+    spec = "bulls:4x6"
+    gt = game_table(parse_game(spec))
+    costs, consistent, value = optima(spec)[objective]
+    path = str(tmp_path / "bound.db")
+    with contextlib.closing(Store(path, gt.game, consistent)) as store:
+        first = Lookahead(gt, costs, consistent, exact_below=80, store=store).game_bound(2)
+        assert first <= value and store.count(exact=True) > 0 and store.count(exact=False) > 0
+    searched = []
+    monkeypatch.setattr(Lookahead, "searched", lambda self, S, *args: searched.append(len(S)))
+    with contextlib.closing(Store(path, gt.game, consistent)) as store:
+        assert Lookahead(gt, costs, consistent, exact_below=80, store=store).game_bound(2) == first
+    assert searched == []
+    monkeypatch.undo()
+    depth = costs.cap
+    fresh = solve_game(gt, "total", max_depth=depth, consistent_only=consistent, progress=False)
+    resumed = solve_game(gt, "total", max_depth=depth, consistent_only=consistent, progress=False, store=path)
+    assert resumed.proven == fresh.proven and resumed.proven["total"] == value and resumed.tree == fresh.tree
+    assert resumed.run["reused_from_store"] > 0
+    # two threads write one store: the same bound, and the same value for every set both runs solved
+    with contextlib.closing(Store(tmp_path / "threads.db", gt.game, consistent)) as store:
+        assert lookahead_bound(gt, costs, 2, consistent, exact_below=80, store=store, threads=2) == first
+    one, two = exact_results(path), exact_results(tmp_path / "threads.db")
+    assert two and all(one[key] == value for key, value in two.items() if key in one)
+
+
+def exact_results(path) -> dict[str, int]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as con:
+        return dict(con.execute("SELECT key, value FROM results WHERE exact = 1"))
+
+
 def test_the_bound_calls_the_kernels_with_the_searchs_argument_types():
     """One compiled overload each: two overloads of the recursive solve crash when loaded from numba's cache
     (the lookahead once passed its questions so far as int32, the search as int64)."""
@@ -158,14 +203,19 @@ def test_the_cli_prints_the_bound_as_text_or_json():
         "(proven by 1 levels of lookahead, sets of at most 120 secrets searched exactly, " in r.stdout)
 
 
-def test_the_cli_reads_a_store_and_refuses_a_missing_or_foreign_one(tmp_path_factory):
-    path, value = interrupted_store("bulls:4x6", str(tmp_path_factory.mktemp("store")))
+def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("store")
+    path, value = interrupted_store("bulls:4x6", str(folder))
     r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--store", path, "--json")
     out = orjson.loads(r.stdout)
     assert r.returncode == 0 and out["lower_bound"] == value and out["store"] == path
     r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--store", path, "--quiet")
     assert r.returncode == 0 and f"what '{path}' has proven" in r.stdout
-    for game, store, says in (("bulls:4x6", path + ".none", "does not exist"), ("bulls:4x7", path, "not 'bulls:4x7'")):
+    new = str(folder / "new.db")  # a bound alone keeps what it searched, for the next run
+    r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--exact-below", "80", "--store", new, "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == 1425, r.stderr
+    assert exact_results(new)
+    for game, store, says in (("bulls:4x6", str(folder), "not a usable store"), ("bulls:4x7", path, "not 'bulls:4x7'")):
         r = run_cli("bound", "--game", game, "--store", store)
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 

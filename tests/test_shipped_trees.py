@@ -404,6 +404,7 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
 
     generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
     gt, _, stats, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
+    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
     tool.lookahead("bulls-4x8-total", 3, None)
     doc = tree.load(path)
     three = lookahead_bound(gt, objectives.total(), 3)
@@ -432,6 +433,13 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert record["levels"] == 2 and record["store_exact_results"] == exact
     assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
         f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store")
+    # what a bound searches is kept in the store and shipped: the next run, or the next machine, reads it back
+    with contextlib.closing(sqlite3.connect(store)) as con, con:
+        con.execute("DELETE FROM results")
+    tool.lookahead("bulls-4x8-total", 2, None, exact_below=200)
+    with contextlib.closing(sqlite3.connect(store)) as con:
+        assert con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0] > 0
+    assert [p.name for p in tool.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
 
 
 def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path, monkeypatch):

@@ -35,7 +35,8 @@ through the same store; --budget stops them) and merges the two node by node: th
 record of the pilot (the greedy levels above the endgames are where a best tree found still gains most).
 --bound K, instead of solving, raises their proven bounds by lookahead (`strategy bound`, up to K levels, one
 more at a time while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly; the exact
-values and bounds the solve's store holds are read where the lookahead meets them).
+values and bounds the solve's store holds are read where the lookahead meets them, and what the bound proves
+is kept there and shipped with it, so a bound stopped by --budget resumes where it was on the next run).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -372,8 +373,8 @@ def bound_options(bound_of: str) -> list[str]:
 
 def lookahead(name: str, levels: int, budget: float | None, exact_below: int | None = None) -> None:
     """Raise an unfinished solve's proven bound by lookahead (`strategy bound`, sets of at most `exact_below`
-    secrets searched exactly, what the solve's store has proven read where the lookahead meets it), one level more
-    at a time up to `levels` while `budget` seconds last; the deepest finished is recorded (generator.lookahead)
+    secrets searched exactly, what the solve's store has proven read where the lookahead meets it, and what the
+    bound proves kept and shipped there), one level more at a time up to `levels` while `budget` seconds last; the deepest finished is recorded (generator.lookahead)
     when it is the highest so far, and becomes the bound when it is higher than the search's. The next run is
     given that tree, so it keeps the bound."""
     path = best_found_path(name)
@@ -387,10 +388,12 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
     if store is not None and store.exists():
         with contextlib.closing(Store(store, doc.game, bool(generator.get("consistent_only")))) as opened:
             stored = opened.count(exact=True)
+    elif store is not None:
+        store.parent.mkdir(parents=True, exist_ok=True)  # the bound starts it: what it searches is kept for the next run
     args = ["--game", doc.game.spec, *bound_options(generator["bound_of"]),
             *(["--consistent-only"] if generator.get("consistent_only") else []),
             *(["--exact-below", str(exact_below)] if exact_below else []),
-            *(["--store", str(store)] if stored is not None else [])]
+            *(["--store", str(store)] if store is not None else [])]
     start, found = time.perf_counter(), None
     for k in range(1, levels + 1):
         left = None if budget is None else budget - (time.perf_counter() - start)
@@ -404,6 +407,7 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
         if run.returncode or not orjson.loads(run.stdout)["feasible"]:  # a tree meets the stage: never infeasible
             raise SystemExit(f"{name}: strategy bound failed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
         found = orjson.loads(run.stdout)
+    ship(store)  # what the bound searched, finished or not: the next run, here or on another machine, reads it back
     if found is None:
         print(f"{name}: no lookahead level finished within {budget:.0f} s", flush=True)
         return

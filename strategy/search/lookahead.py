@@ -26,11 +26,16 @@ With a `store` (a solve's, `strategy solve --store`), what the search has proven
 meets it: a set's exact value ends the lookahead there, and a set's or a probe's proven lower bound raises
 the lookahead's. An interrupted solve of the open games proves the small sets near the root exactly long
 before it finishes; their values and the lookahead's bounds of the others add up to the game's bound.
+The lookahead keeps what it proves there too, as a solve would: the sets it searched exactly (the value and
+subtree, or the bound that reached the cut-off) and the bounds that took it a second or more. So a bound
+stopped after hours resumes where it was (run it again with the same store: every set it finished is read
+back), and a later solve of the game starts from them.
 """
 from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -46,6 +51,8 @@ from .store import Store, set_key
 from .worker import Engine, Spec, Stopped, wait_for
 
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
+STORE_BOUND_SECONDS = 1.0  # a lookahead bound that took this long is kept in the store (quicker ones cost less to
+# find again than to keep)
 STORE_PROBES_ABOVE = Plan().min_size  # sets this large are the ones the driver splits into probes, whose bounds
 # the store holds: the probes of smaller sets are not looked up (a search of a small set stores the set's bound)
 
@@ -103,9 +110,30 @@ class Lookahead:
         if floor >= beta:
             return floor
         if n <= self.exact_below:  # raises Stopped if asked to stop
-            return max(floor, int(self.engine.solve(S, d, beta, history, b, threaded=False)[0]))
+            return max(floor, self.searched(S, d, b, history, beta, key))
+        start = time.perf_counter()
+        value = self.looked_ahead(S, d, b, history, levels, beta, key, floor)
+        seconds = time.perf_counter() - start
+        if key is not None and seconds >= STORE_BOUND_SECONDS and value > floor:
+            self.store.put(key, n, d, value, False, None, seconds)
+        return value
+
+    def searched(self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int, key: str | None) -> int:
+        """The exact search of a small set: its value, or a bound of at least beta; kept in the store (with the
+        subtree when exact), so that a bound or a solve run later reads it back."""
+        start = time.perf_counter()
+        value, probe = self.engine.solve(S, d, beta, history, b, threaded=False)
+        value, exact_value = int(value), bool(probe >= 0 and value < INF)
+        if key is not None:
+            tree = self.engine.extract(S, d, value, history, b, int(probe)) if exact_value else None
+            self.store.put(key, len(S), d, value, exact_value, tree, time.perf_counter() - start)
+        return value
+
+    def looked_ahead(self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int,
+                     key: str | None, floor: int) -> int:
+        """`bound` of a set too large to search: every probe's level-fill bound, then `levels` - 1 more levels."""
         probes, lb, b_here = self.probes(S, d, b, history)
-        if key is not None and n > STORE_PROBES_ABOVE:
+        if key is not None and len(S) > STORE_PROBES_ABOVE:
             lb = self.stored_probe_bounds(key, probes, lb)
         base = max(floor, int(lb.min()) if len(lb) else int(INF))
         if levels <= 1 or base >= beta:

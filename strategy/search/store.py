@@ -2,9 +2,10 @@
 
 One file holds one game and one probe rule (checked when it is opened); results of several objectives
 may share it (the key includes the objective's fingerprint). A result is the exact value of a candidate
-set at a depth with its canonical subtree, or a proven lower bound. The driver is the only writer
-(WAL mode, a commit per result batch), so a kill at any moment leaves a consistent file: SQLite's
-journal rolls back a half-written transaction. Sets are keyed by a hash of (objective, depth, sorted
+set at a depth with its canonical subtree, or a proven lower bound. A solve's driver writes it, and so does
+a lookahead bound given it (what it searched exactly, and its slower bounds); WAL mode and a commit per
+result batch, so a kill at any moment leaves a consistent file: SQLite's journal rolls back a half-written
+transaction. Sets are keyed by a hash of (objective, depth, sorted
 codes); the size and depth are kept beside it for the log and the tools.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -79,6 +81,7 @@ class Store:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         self._pending: list[tuple] = []
         self._last_commit = time.monotonic()
+        self._lock = threading.RLock()  # the threads of one lookahead bound share the store
 
     def _check(self) -> None:
         try:
@@ -94,18 +97,21 @@ class Store:
                                 f"not {self.identity[field]!r}: use another file")
 
     def __len__(self) -> int:
+        self.commit()  # what is pending counts too
         return self.con.execute("SELECT count(*) FROM results").fetchone()[0]
 
     def count(self, exact: bool | None = None) -> int:
         if exact is None:
             return len(self)
+        self.commit()
         return self.con.execute("SELECT count(*) FROM results WHERE exact = ?", (int(exact),)).fetchone()[0]
 
     def get(self, key: str) -> Stored | None:
-        for pending in reversed(self._pending):
-            if pending[0] == key:
-                return Stored(pending[3], bool(pending[4]), _unpack(pending[5]), pending[6])
-        row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)).fetchone()
+        with self._lock:
+            for pending in reversed(self._pending):
+                if pending[0] == key:
+                    return Stored(pending[3], bool(pending[4]), _unpack(pending[5]), pending[6])
+            row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         try:
@@ -116,33 +122,35 @@ class Store:
     def put(self, key: str, size: int, depth: int, value: int, exact: bool, tree: dict | None, seconds: float) -> None:
         """Record a result (an exact value replaces a bound; a bound never replaces an exact value; `merge` applies
         the same rule in SQL)."""
-        old = self.get(key)
-        if old is not None and (old.exact or (not exact and old.value >= value)):
-            return
-        blob = zlib.compress(orjson.dumps(tree), 6) if tree is not None else None
-        self._pending.append((key, size, depth, value, int(exact), blob, seconds, time.time()))
-        if len(self._pending) >= 200 or time.monotonic() - self._last_commit > 1.0:
-            self.commit()
+        with self._lock:
+            old = self.get(key)
+            if old is not None and (old.exact or (not exact and old.value >= value)):
+                return
+            blob = zlib.compress(orjson.dumps(tree), 6) if tree is not None else None
+            self._pending.append((key, size, depth, value, int(exact), blob, seconds, time.time()))
+            if len(self._pending) >= 200 or time.monotonic() - self._last_commit > 1.0:
+                self.commit()
 
     def commit(self) -> None:
-        if not self._pending:
-            return
-        try:
-            self.con.execute("BEGIN IMMEDIATE")
+        with self._lock:
+            if not self._pending:
+                return
             try:
-                self.con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
-                self.con.execute("COMMIT")
-            except BaseException:
-                if self.con.in_transaction:  # SQLite rolls back by itself on a full disk
-                    self.con.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as e:
-            # a full disk: the solve stops as on Ctrl-C; what was pending is dropped, so that close() does not fail
-            # on it again
+                self.con.execute("BEGIN IMMEDIATE")
+                try:
+                    self.con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
+                    self.con.execute("COMMIT")
+                except BaseException:
+                    if self.con.in_transaction:  # SQLite rolls back by itself on a full disk
+                        self.con.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as e:
+                # a full disk: the solve stops as on Ctrl-C; what was pending is dropped, so that close() does not
+                # fail on it again
+                self._pending.clear()
+                raise FileError(f"store {quote(self.path)} cannot be written: {e}") from None
             self._pending.clear()
-            raise FileError(f"store {quote(self.path)} cannot be written: {e}") from None
-        self._pending.clear()
-        self._last_commit = time.monotonic()
+            self._last_commit = time.monotonic()
 
     def close(self) -> None:
         try:
