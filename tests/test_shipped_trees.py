@@ -362,7 +362,8 @@ def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, tm
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_path, monkeypatch):
     """A frontier solve that stops on an error it survives (here its log on /dev/full; a lost Dask scheduler
-    or a full disk alike) writes its best tree with its bound: the tool ships it, then reports the error."""
+    or a full disk alike) writes its best tree with its bound: the tool ships it, then reports the error; the
+    records of the tree's exact endgames and pilots stay while the tree does."""
     (tmp_path / "trees").mkdir()
     monkeypatch.setattr(tool, "ROOT", tmp_path)
     monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
@@ -371,10 +372,30 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     args = ["--game", "bulls:4x8", "--store", str(tmp_path / "stores" / "b.db"), "--log", "/dev/full"]
     with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
         tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
-    best = tree.load(tool.best_found_path("bulls-4x8-total"))
+    from strategy.feedback_table import game_table
+    from strategy.io.verify import verify
+    from strategy.search.heuristics import build
+
+    path = tool.best_found_path("bulls-4x8-total")
+    best = tree.load(path)
     assert best.generator["proven_optimal"] is False and best.generator["lower_bound"] > 0
     assert best.generator["frontier"]["wall_seconds"] > 0
     assert not (tmp_path / "trees" / "bulls-4x8-total.json").exists()
+    # run again, the same tree comes back: what its record says of its endgames and pilots still holds
+    record = {"exact_endgame": {"below": 100, "subtrees": 1, "unfinished": 0}, "pilots": [{"width": 2}]}
+    tree.save(tree.TreeDoc(best.game, best.root, best.objective, {**best.generator, **record}, best.stats), path)
+    with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
+        tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
+    again = tree.load(path)
+    assert again.root == best.root and all(again.generator[key] == value for key, value in record.items())
+    # a tree that the search changes loses them: its endgames are no longer the ones the record counted
+    worse = build(game_table(best.game), "minimax", progress=False)
+    stats = verify(tree.TreeDoc(best.game, worse)).to_json()
+    tree.save(tree.TreeDoc(best.game, worse, best.objective, {**best.generator, **record}, stats), path)
+    with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
+        tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
+    changed = tree.load(path)
+    assert changed.root != worse and not record.keys() & changed.generator.keys()
 
 
 def _greedy_best_found(tool, tmp_path, monkeypatch, strategy: str, generator: dict):

@@ -431,7 +431,8 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
     store = store_path(args)
     restore(store)
     best = best_found_path(name)
-    found = tree_io.load(best).generator if best.exists() else {}  # the best tree found by earlier runs: its record
+    earlier_best = tree_io.load(best) if best.exists() else None  # the best tree found by earlier runs
+    found = earlier_best.generator if earlier_best is not None else {}  # its record
     resumes = store is not None and store.exists() and bool(found)
     before = float(found.get("progress", 0.0)) if resumes else 0.0
     spent_before = found.get("frontier")  # every earlier run's time
@@ -477,6 +478,8 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
             if earlier and found.get("bound_of") == doc.generator["bound_of"] \
                     and earlier["bound"] >= doc.generator["lower_bound"]:
                 doc.generator["lookahead"] = earlier
+            if earlier_best is not None and earlier_best.root == doc.root:  # the same tree: its endgames and pilots
+                doc.generator.update({key: found[key] for key in ("exact_endgame", "pilots") if key in found})
             work, efficiency, last = task_record(name)
             doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1),
                                          "worker_seconds": round(work, 1), "efficiency": round(efficiency, 4),
