@@ -14,7 +14,7 @@ import os
 import queue
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,26 +155,37 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     bar.update(sum(len(games[i].S) for i in stored))
     unfinished = 0
     executor = ThreadPoolExecutor(threads)
+    # the futures call back into this queue as they finish: waiting on it takes no future's lock, as
+    # concurrent.futures.wait does (a Ctrl-C arriving while it takes them leaves some held for good: a thread then
+    # blocks on one as its search ends, and the shutdown, which joins that thread, never comes)
+    finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
     try:
-        pending = {executor.submit(run, e): i for i, e in enumerate(games) if i not in stored}
+        pending = {}
+        for i, e in enumerate(games):
+            if i not in stored:
+                future = executor.submit(run, e)
+                pending[future] = i
+                future.add_done_callback(finished.put)
         while pending:
             if budget is not None and not out_of_time.is_set() and time.perf_counter() - start >= budget:
                 out_of_time.set()
                 stop_all()
-            finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            for future in finished:
-                i = pending.pop(future)
-                solved, seconds = future.result()
-                bar.update(len(games[i].S))
-                if solved is UNFINISHED:
-                    unfinished += 1
-                    continue
-                if solved is not None:
-                    better[i] = solved
-                if store is not None:  # the exact value and subtree, or the tree's own cost as a lower bound (it
-                    e = games[i]  # is the value; the store keeps only the engine's canonical subtrees)
-                    value, proven, subtree = (e.cost, False, None) if solved is None else (solved[0], True, solved[1])
-                    store.put(set_key(costs.name, e.depth, e.S), len(e.S), e.depth, value, proven, subtree, seconds)
+            try:
+                future = finished.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            i = pending.pop(future)
+            solved, seconds = future.result()
+            bar.update(len(games[i].S))
+            if solved is UNFINISHED:
+                unfinished += 1
+                continue
+            if solved is not None:
+                better[i] = solved
+            if store is not None:  # the exact value and subtree, or the tree's own cost as a lower bound (it is the
+                e = games[i]  # value; the store keeps only the engine's canonical subtrees)
+                value, proven, subtree = (e.cost, False, None) if solved is None else (solved[0], True, solved[1])
+                store.put(set_key(costs.name, e.depth, e.S), len(e.S), e.depth, value, proven, subtree, seconds)
     except BaseException:
         stop_all()
         executor.shutdown(wait=True, cancel_futures=True)
