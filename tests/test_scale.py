@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 
@@ -638,3 +639,21 @@ def test_the_share_settled_of_a_split_set_counts_its_questions_worth_searching_a
     node.proven = {2: 45}
     node.launched[1] = SimpleNamespace(done=True)
     assert node.progress() == pytest.approx(100.0)
+
+
+def test_a_stores_probe_values_of_a_set_are_read_in_one_scan_committed_or_pending(tmp_path):
+    """`probe_values` finds the results keyed `key/probe` of that set only (not of a set whose key extends it),
+    whether committed or still pending, the higher when a probe has two."""
+    from strategy.search.store import Store, set_key
+
+    game = parse_game("bulls:3x6")
+    key = set_key("total", 1, np.arange(5, dtype=np.int32))
+    with contextlib.closing(Store(tmp_path / "s.db", game, False)) as store:
+        for name, value, exact in ((f"{key}/3", 10, False), (f"{key}/12", 7, True), (f"{key}x/4", 99, False),
+                                   (key, 50, False), (f"{key}/3/5", 98, False)):
+            store.put(name, 5, 1, value, exact, {"guess": "012"} if exact else None, 0.1)
+        store.commit()
+        store.put(f"{key}/3", 5, 1, 11, False, None, 0.1)  # pending: not committed yet
+        store.put(f"{key}/40", 5, 1, 9, False, None, 0.1)
+        assert store.probe_values(key) == {3: 11, 12: 7, 40: 9}
+        assert store.probe_values(set_key("total", 2, np.arange(5, dtype=np.int32))) == {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -461,6 +462,22 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     with contextlib.closing(sqlite3.connect(store)) as con:
         assert con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0] > 0
     assert [p.name for p in tool.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
+
+
+def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, monkeypatch, capsys):
+    """--budget stops the running `strategy bound` (SIGTERM: it closes its store) and records nothing; what it
+    stored is shipped all the same."""
+    generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
+    _, _, _, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
+    store = tmp_path / "stores" / "bulls-4x8.db"
+    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
+    monkeypatch.setattr(tool, "frontier", lambda: {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
+    shipped = []
+    monkeypatch.setattr(tool, "ship", shipped.append)
+    tool.lookahead("bulls-4x8-total", 3, 0.05)
+    assert "no lookahead level finished within 0 s" in capsys.readouterr().out
+    assert tree.load(path).generator == generator and shipped == [store]
+    assert subprocess.run(["pgrep", "-f", "--", f"--store {store}"], capture_output=True).returncode == 1
 
 
 def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path, monkeypatch):

@@ -400,13 +400,19 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
         if left is not None and left <= 0:
             break
         try:
-            run = subprocess.run([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
-                                 capture_output=True, text=True, timeout=left, cwd=ROOT)
+            with subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as run:
+                try:
+                    out, err = run.communicate(timeout=left)
+                except subprocess.TimeoutExpired:  # SIGTERM (a bound run in the background ignores SIGINT): it
+                    run.send_signal(signal.SIGTERM)  # stops at its next node and closes the store
+                    run.communicate()
+                    raise
         except subprocess.TimeoutExpired:
             break
-        if run.returncode or not orjson.loads(run.stdout)["feasible"]:  # a tree meets the stage: never infeasible
-            raise SystemExit(f"{name}: strategy bound failed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
-        found = orjson.loads(run.stdout)
+        if run.returncode or not orjson.loads(out)["feasible"]:  # a tree meets the stage: never infeasible
+            raise SystemExit(f"{name}: strategy bound failed: {(err.strip().splitlines() or ['?'])[-1]}")
+        found = orjson.loads(out)
     ship(store)  # what the bound searched, finished or not: the next run, here or on another machine, reads it back
     if found is None:
         print(f"{name}: no lookahead level finished within {budget:.0f} s", flush=True)

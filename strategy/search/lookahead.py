@@ -211,12 +211,10 @@ class Lookahead:
 
     def stored_probe_bounds(self, key: str, probes: np.ndarray, lb: np.ndarray) -> np.ndarray:
         """The probes' level-fill bounds raised to what the store proves of each (a probe's exact value or bound)."""
-        raised = lb.copy()
-        for i, g in enumerate(probes):
-            stored = self.store.get(f"{key}/{int(g)}")
-            if stored is not None:
-                raised[i] = max(raised[i], stored.value)
-        return raised
+        stored = self.store.probe_values(key)
+        if not stored:
+            return lb
+        return np.maximum(lb, np.array([stored.get(int(g), 0) for g in probes], dtype=lb.dtype))
 
     def game_bound(self, levels: int) -> int:
         """The lookahead bound of the whole game."""

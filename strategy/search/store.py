@@ -119,6 +119,21 @@ class Store:
         except (zlib.error, orjson.JSONDecodeError) as e:
             raise FileError(f"store {quote(self.path)} has a damaged entry: {e}") from None
 
+    def probe_values(self, key: str) -> dict[int, int]:
+        """What the store proves of each first question of a set (the results keyed `key/probe`: an exact value
+        or a bound), in one range scan of the keys rather than a lookup per question."""
+        prefix = f"{key}/"
+        with self._lock:
+            rows = self.con.execute("SELECT key, value FROM results WHERE key > ? AND key < ?",
+                                    (prefix, f"{key}0")).fetchall()  # '0' follows '/'
+            pending = [(row[0], row[3]) for row in self._pending if row[0].startswith(prefix)]
+        out: dict[int, int] = {}
+        for name, value in rows + pending:
+            if name[len(prefix):].isdigit():
+                probe = int(name[len(prefix):])
+                out[probe] = max(out.get(probe, 0), value)
+        return out
+
     def put(self, key: str, size: int, depth: int, value: int, exact: bool, tree: dict | None, seconds: float) -> None:
         """Record a result (an exact value replaces a bound; a bound never replaces an exact value; `merge` applies
         the same rule in SQL)."""
