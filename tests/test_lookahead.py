@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
+import numpy as np
 import orjson
 import pytest
 
@@ -118,26 +119,45 @@ def test_what_a_store_has_proven_raises_the_bound_but_never_past_the_optimum(spe
 def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve_reads_it(objective, tmp_path,
                                                                                           monkeypatch):
     """The sets a bound searched exactly go to its store, and its bounds of the others (here every one, however
-    quick): run again on it, the bound is the same and searches no set; a solve on that store proves the same
-    optimum and writes the same tree as a solve without one (a stored value off by one would change both)."""
+    quick): run again on it, the bound is the same and comes from the store at once; stopped half-way, it resumes
+    to the same bound through fewer nodes, searching no set twice; a solve on that store proves the same optimum
+    and writes the same tree as a solve without one (a stored value off by one would change both)."""
     from strategy.search import lookahead
     from strategy.search.lookahead import Lookahead
     from strategy.search.store import Store
+    from strategy.search.worker import Stopped
 
     monkeypatch.setattr(lookahead, "STORE_BOUND_SECONDS", 0.0)
-
     spec = "bulls:4x6"
     gt = game_table(parse_game(spec))
     costs, consistent, value = optima(spec)[objective]
+
+    def run(path, stop_after: int | None = None) -> tuple[int, int]:
+        """The bound (3 levels, sets of at most 80 searched) and the nodes it went through."""
+        nodes = []
+
+        def on_node() -> None:
+            nodes.append(1)
+            if len(nodes) == stop_after:
+                raise Stopped()
+
+        with contextlib.closing(Store(path, gt.game, consistent)) as store:
+            return Lookahead(gt, costs, consistent, on_node, exact_below=80, store=store).game_bound(3), len(nodes)
+
     path = str(tmp_path / "bound.db")
+    first, nodes = run(path)
     with contextlib.closing(Store(path, gt.game, consistent)) as store:
-        first = Lookahead(gt, costs, consistent, exact_below=80, store=store).game_bound(2)
         assert first <= value and store.count(exact=True) > 0 and store.count(exact=False) > 0
+    assert run(path) == (first, 1)  # the root's own result, final
     searched = []
-    monkeypatch.setattr(Lookahead, "searched", lambda self, S, *args: searched.append(len(S)))
-    with contextlib.closing(Store(path, gt.game, consistent)) as store:
-        assert Lookahead(gt, costs, consistent, exact_below=80, store=store).game_bound(2) == first
-    assert searched == []
+    real = Lookahead.searched
+    monkeypatch.setattr(Lookahead, "searched",
+                        lambda self, S, *args: searched.append(np.sort(S).tobytes()) or real(self, S, *args))
+    with pytest.raises(Stopped):
+        run(tmp_path / "stopped.db", stop_after=nodes // 2)
+    before = len(searched)
+    again, resumed_nodes = run(tmp_path / "stopped.db")
+    assert again == first and resumed_nodes < nodes and before > 0 and not set(searched[:before]) & set(searched[before:])
     monkeypatch.undo()
     depth = costs.cap
     fresh = solve_game(gt, "total", max_depth=depth, consistent_only=consistent, progress=False)
@@ -146,7 +166,7 @@ def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve
     assert resumed.run["reused_from_store"] > 0
     # two threads write one store: the same bound, and the same value for every set both runs solved
     with contextlib.closing(Store(tmp_path / "threads.db", gt.game, consistent)) as store:
-        assert lookahead_bound(gt, costs, 2, consistent, exact_below=80, store=store, threads=2) == first
+        assert lookahead_bound(gt, costs, 3, consistent, exact_below=80, store=store, threads=2) == first
     one, two = exact_results(path), exact_results(tmp_path / "threads.db")
     assert two and all(one[key] == value for key, value in two.items() if key in one)
 
@@ -155,7 +175,7 @@ def exact_results(path) -> dict[str, int]:
     import sqlite3
 
     with contextlib.closing(sqlite3.connect(path)) as con:
-        return dict(con.execute("SELECT key, value FROM results WHERE exact = 1"))
+        return dict(con.execute("SELECT key, value FROM results WHERE exact = 1 AND tree IS NOT NULL"))
 
 
 def test_the_bound_calls_the_kernels_with_the_searchs_argument_types():

@@ -27,9 +27,10 @@ meets it: a set's exact value ends the lookahead there, and a set's or a probe's
 the lookahead's. An interrupted solve of the open games proves the small sets near the root exactly long
 before it finishes; their values and the lookahead's bounds of the others add up to the game's bound.
 The lookahead keeps what it proves there too, as a solve would: the sets it searched exactly (the value and
-subtree, or the bound that reached the cut-off) and the bounds that took it a second or more. So a bound
-stopped after hours resumes where it was (run it again with the same store: every set it finished is read
-back), and a later solve of the game starts from them.
+subtree, or the bound that reached the cut-off) and the bounds that took it a second or more. Each of those
+is also kept under a key of its own with the levels and N it was found with, final when it ended under its
+cut-off: so a bound stopped after hours resumes where it was (run it again with the same store: every set it
+finished is read back, not looked ahead again), and a later solve of the game starts from what it proved.
 """
 from __future__ import annotations
 
@@ -111,11 +112,19 @@ class Lookahead:
             return floor
         if n <= self.exact_below:  # raises Stopped if asked to stop
             return max(floor, self.searched(S, d, b, history, beta, key))
+        # the lookahead's own result at these settings, from a run stopped before the end: final when it ended
+        # under its cut-off (the value this computation would give), else a bound that may reach this one's
+        ahead = set_key(f"{self.objective}/lookahead-{levels}-{self.exact_below}", d, S) if key else None
+        earlier = self.store.get(ahead) if ahead is not None and levels > 1 else None
+        if earlier is not None and (earlier.exact or earlier.value >= beta):
+            return max(floor, earlier.value)
         start = time.perf_counter()
         value = self.looked_ahead(S, d, b, history, levels, beta, key, floor)
         seconds = time.perf_counter() - start
-        if key is not None and seconds >= STORE_BOUND_SECONDS and value > floor:
-            self.store.put(key, n, d, value, False, None, seconds)
+        if ahead is not None and seconds >= STORE_BOUND_SECONDS:
+            if value > floor:  # a proven bound of the set, for a solve too
+                self.store.put(key, n, d, value, False, None, seconds)
+            self.store.put(ahead, n, d, value, value < beta, None, seconds)
         return value
 
     def searched(self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int, key: str | None) -> int:

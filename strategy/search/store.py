@@ -6,7 +6,9 @@ set at a depth with its canonical subtree, or a proven lower bound. A solve's dr
 a lookahead bound given it (what it searched exactly, and its slower bounds); WAL mode and a commit per
 result batch, so a kill at any moment leaves a consistent file: SQLite's journal rolls back a half-written
 transaction. Sets are keyed by a hash of (objective, depth, sorted
-codes); the size and depth are kept beside it for the log and the tools.
+codes); the size and depth are kept beside it for the log and the tools. A lookahead bound keeps its own
+results under keys of their own (the objective's fingerprint with its levels and N), final or a bound as
+well: what it found, not what the set is worth, so no solve reads them.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ CREATE TABLE IF NOT EXISTS results (
     size    INTEGER NOT NULL,   -- secrets in the set
     depth   INTEGER NOT NULL,   -- questions asked before it
     value   INTEGER NOT NULL,   -- exact value, or a proven lower bound
-    exact   INTEGER NOT NULL,   -- 1 exact (tree given), 0 lower bound
+    exact   INTEGER NOT NULL,   -- 1 exact (tree given; a lookahead's key: its final bound), 0 lower bound
     tree    BLOB,               -- zlib-compressed JSON subtree when exact
     seconds REAL NOT NULL,      -- work it took (summed over its tasks)
     saved   REAL NOT NULL       -- when it was written (Unix time)
@@ -104,7 +106,9 @@ class Store:
         if exact is None:
             return len(self)
         self.commit()
-        return self.con.execute("SELECT count(*) FROM results WHERE exact = ?", (int(exact),)).fetchone()[0]
+        # an exact value comes with its tree; a lookahead's final bound (exact = 1 too) has none
+        sql = "exact = 1 AND tree IS NOT NULL" if exact else "NOT (exact = 1 AND tree IS NOT NULL)"
+        return self.con.execute(f"SELECT count(*) FROM results WHERE {sql}").fetchone()[0]
 
     def get(self, key: str) -> Stored | None:
         with self._lock:
