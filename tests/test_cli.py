@@ -189,3 +189,27 @@ def test_the_warm_up_calls_every_compiled_entry_point_of_a_command(command):
         heuristics.warm_up("bulls:3x8", "entropy")
     assert len(entry) >= 8  # the parser found the calls
     assert [f.__name__ for f in entry if not f.signatures] == []
+
+
+def test_a_kernel_counts_as_compiled_only_when_numba_would_load_it_from_its_cache(tmp_path):
+    """`compiled` says whether a first call would load the cache or compile: not before the first call, yes after
+    it (in the next process too), not once the kernel's source is edited (numba's cache is stale then)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import kernel; from strategy.engine import compiled; "
+             "before = compiled(kernel, 'f'); kernel.f(3); print(before, compiled(kernel, 'f'))")
+    source = "from numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x + {}\n"
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    (tmp_path / "kernel.py").write_text(source.format(1))
+    assert run() == "False True"
+    assert run() == "True True"
+    (tmp_path / "kernel.py").write_text(source.format(2))
+    os.utime(tmp_path / "kernel.py", ns=(0, 10**18))  # another time stamp, whatever the clock's resolution
+    assert run() == "False True"
