@@ -114,17 +114,18 @@ class Lookahead:
             return max(floor, self.searched(S, d, b, history, beta, key))
         # the lookahead's own result at these settings, from a run stopped before the end: final when it ended
         # under its cut-off (the value this computation would give), else a bound that may reach this one's
-        ahead = set_key(f"{self.objective}/lookahead-{levels}-{self.exact_below}", d, S) if key else None
-        earlier = self.store.get(ahead) if ahead is not None and levels > 1 else None
+        ahead = set_key(f"{self.objective}/lookahead-{levels}-{self.exact_below}", d, S) if key and levels > 1 else None
+        earlier = self.store.get(ahead) if ahead is not None else None
         if earlier is not None and (earlier.exact or earlier.value >= beta):
             return max(floor, earlier.value)
         start = time.perf_counter()
         value = self.looked_ahead(S, d, b, history, levels, beta, key, floor)
         seconds = time.perf_counter() - start
-        if ahead is not None and seconds >= STORE_BOUND_SECONDS:
+        if key is not None and seconds >= STORE_BOUND_SECONDS:
             if value > floor:  # a proven bound of the set, for a solve too
                 self.store.put(key, n, d, value, False, None, seconds)
-            self.store.put(ahead, n, d, value, value < beta, None, seconds)
+            if ahead is not None:
+                self.store.put(ahead, n, d, value, value < beta, None, seconds)
         return value
 
     def searched(self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int, key: str | None) -> int:
