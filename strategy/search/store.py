@@ -5,10 +5,10 @@ may share it (the key includes the objective's fingerprint). A result is the exa
 set at a depth with its canonical subtree, or a proven lower bound. A solve's driver writes it, and so does
 a lookahead bound given it (what it searched exactly, and its slower bounds); WAL mode and a commit per
 result batch, so a kill at any moment leaves a consistent file: SQLite's journal rolls back a half-written
-transaction. Sets are keyed by a hash of (objective, depth, sorted
-codes); the size and depth are kept beside it for the log and the tools. A lookahead bound keeps its own
-results under keys of their own (the objective's fingerprint with its levels and N), final or a bound as
-well: what it found, not what the set is worth, so no solve reads them.
+transaction. Sets are keyed by a hash of (objective, depth, sorted codes); the size and depth are kept
+beside it for the log and the tools. A lookahead bound also keeps its own results under keys of their own
+(the objective's fingerprint with its levels and N), final or a bound: what it found, not what the set is
+worth, so no solve reads them.
 """
 from __future__ import annotations
 
