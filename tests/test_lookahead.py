@@ -158,17 +158,17 @@ def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve
     before = len(searched)
     again, resumed_nodes = run(tmp_path / "stopped.db")
     assert again == first and resumed_nodes < nodes and before > 0 and not set(searched[:before]) & set(searched[before:])
+    # two threads write one store: the same bound, and the same value for every set both runs solved
+    with contextlib.closing(Store(tmp_path / "threads.db", gt.game, consistent)) as store:
+        assert lookahead_bound(gt, costs, 3, consistent, exact_below=80, store=store, threads=2) == first
+    one, two = exact_results(path), exact_results(tmp_path / "threads.db")
+    assert two and all(one[key] == value for key, value in two.items() if key in one)
     monkeypatch.undo()
     depth = costs.cap
     fresh = solve_game(gt, "total", max_depth=depth, consistent_only=consistent, progress=False)
     resumed = solve_game(gt, "total", max_depth=depth, consistent_only=consistent, progress=False, store=path)
     assert resumed.proven == fresh.proven and resumed.proven["total"] == value and resumed.tree == fresh.tree
     assert resumed.run["reused_from_store"] > 0
-    # two threads write one store: the same bound, and the same value for every set both runs solved
-    with contextlib.closing(Store(tmp_path / "threads.db", gt.game, consistent)) as store:
-        assert lookahead_bound(gt, costs, 3, consistent, exact_below=80, store=store, threads=2) == first
-    one, two = exact_results(path), exact_results(tmp_path / "threads.db")
-    assert two and all(one[key] == value for key, value in two.items() if key in one)
 
 
 def exact_results(path) -> dict[str, int]:
@@ -231,10 +231,10 @@ def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tm
     assert r.returncode == 0 and out["lower_bound"] == value and out["store"] == path
     r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--store", path, "--quiet")
     assert r.returncode == 0 and f"what '{path}' has proven" in r.stdout
-    new = str(folder / "new.db")  # a bound alone keeps what it searched, for the next run
-    r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--exact-below", "80", "--store", new, "--json")
-    assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == 1425, r.stderr
-    assert exact_results(new)
+    new = str(folder / "new.db")  # a bound alone starts a store, for the next run
+    for _ in range(2):
+        r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--exact-below", "80", "--store", new, "--json")
+        assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == 1425, r.stderr
     for game, store, says in (("bulls:4x6", str(folder), "not a usable store"), ("bulls:4x7", path, "not 'bulls:4x7'")):
         r = run_cli("bound", "--game", game, "--store", store)
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

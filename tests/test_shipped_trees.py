@@ -455,18 +455,14 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert record["levels"] == 2 and record["store_exact_results"] == exact
     assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
         f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store")
-    # what a bound searches is kept in the store and shipped: the next run, or the next machine, reads it back
-    with contextlib.closing(sqlite3.connect(store)) as con, con:
-        con.execute("DELETE FROM results")
-    tool.lookahead("bulls-4x8-total", 2, None, exact_below=200)
-    with contextlib.closing(sqlite3.connect(store)) as con:
-        assert con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0] > 0
+    # what a bound keeps in the store ships with it: the next run, or the next machine, reads it back
     assert [p.name for p in tool.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
 
 
 def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, monkeypatch, capsys):
-    """--budget stops the running `strategy bound` (SIGTERM: it closes its store) and records nothing; what it
-    stored is shipped all the same."""
+    """--budget stops the running `strategy bound` (SIGTERM: it closes its store) and records only the time it
+    spent, by its levels and N; what it stored is shipped all the same. The next run that finishes that level
+    counts that time in its record."""
     generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
     _, _, _, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
     store = tmp_path / "stores" / "bulls-4x8.db"
@@ -476,8 +472,16 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     monkeypatch.setattr(tool, "ship", shipped.append)
     tool.lookahead("bulls-4x8-total", 3, 0.05)
     assert "no lookahead level finished within 0 s" in capsys.readouterr().out
-    assert tree.load(path).generator == generator and shipped == [store]
+    assert shipped == [store]
     assert subprocess.run(["pgrep", "-f", "--", f"--store {store}"], capture_output=True).returncode == 1
+    doc = tree.load(path)
+    spent = doc.generator.pop("lookahead_unfinished")["1 levels, exact below 0"]
+    assert doc.generator == generator and spent["seconds"] >= 0.05
+    doc.generator["lookahead_unfinished"] = {"1 levels, exact below 0": {**spent, "seconds": 1000.0}}  # a long one
+    tree.save(doc, path)
+    tool.lookahead("bulls-4x8-total", 1, None)
+    record = tree.load(path).generator
+    assert "lookahead_unfinished" not in record and 1000 < record["lookahead"]["seconds"] < 1100
 
 
 def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path, monkeypatch):

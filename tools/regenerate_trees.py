@@ -374,9 +374,12 @@ def bound_options(bound_of: str) -> list[str]:
 def lookahead(name: str, levels: int, budget: float | None, exact_below: int | None = None) -> None:
     """Raise an unfinished solve's proven bound by lookahead (`strategy bound`, sets of at most `exact_below`
     secrets searched exactly, what the solve's store has proven read where the lookahead meets it, and what the
-    bound proves kept and shipped there), one level more at a time up to `levels` while `budget` seconds last; the deepest finished is recorded (generator.lookahead)
-    when it is the highest so far, and becomes the bound when it is higher than the search's. The next run is
-    given that tree, so it keeps the bound."""
+    bound proves kept and shipped there), one level more at a time up to `levels` while `budget` seconds last;
+    the deepest finished is recorded (generator.lookahead) when it is the highest so far, and becomes the bound
+    when it is higher than the search's. The next run is given that tree, so it keeps the bound. A level the
+    budget stops resumes from the store on the next run: the time spent on it so far is kept in the record
+    (generator.lookahead_unfinished, by levels and N) and counted when it finishes, with the exact results its
+    store held when it began."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
         return
@@ -394,11 +397,15 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
             *(["--consistent-only"] if generator.get("consistent_only") else []),
             *(["--exact-below", str(exact_below)] if exact_below else []),
             *(["--store", str(store)] if store is not None else [])]
+    unfinished = generator.setdefault("lookahead_unfinished", {})
     start, found = time.perf_counter(), None
     for k in range(1, levels + 1):
         left = None if budget is None else budget - (time.perf_counter() - start)
         if left is not None and left <= 0:
             break
+        setting = f"{k} levels, exact below {exact_below or 0}"
+        earlier = unfinished.pop(setting, {"seconds": 0.0, "store_exact_results": stored})
+        begun = time.perf_counter()
         try:
             with subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as run:
@@ -409,15 +416,20 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
                     run.communicate()
                     raise
         except subprocess.TimeoutExpired:
+            unfinished[setting] = {**earlier, "seconds": round(earlier["seconds"] + time.perf_counter() - begun, 1)}
             break
         if run.returncode or not orjson.loads(out)["feasible"]:  # a tree meets the stage: never infeasible
             raise SystemExit(f"{name}: strategy bound failed: {(err.strip().splitlines() or ['?'])[-1]}")
-        found = orjson.loads(out)
+        found = {**orjson.loads(out), "seconds": round(earlier["seconds"] + orjson.loads(out)["seconds"], 1),
+                 "store_exact_results": earlier["store_exact_results"]}
     ship(store)  # what the bound searched, finished or not: the next run, here or on another machine, reads it back
+    if not unfinished:
+        generator.pop("lookahead_unfinished")
     if found is None:
+        tree_io.save(doc, path)
         print(f"{name}: no lookahead level finished within {budget:.0f} s", flush=True)
         return
-    before = generator["lower_bound"]
+    before, stored = generator["lower_bound"], found["store_exact_results"]
     if found["lower_bound"] >= generator.get("lookahead", {}).get("bound", 0):  # an earlier, deeper one may be higher
         generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"],
                                   **({"exact_below": exact_below} if exact_below else {}),

@@ -26,8 +26,8 @@ With a `store` (a solve's, `strategy solve --store`), what the search has proven
 meets it: a set's exact value ends the lookahead there, and a set's or a probe's proven lower bound raises
 the lookahead's. An interrupted solve of the open games proves the small sets near the root exactly long
 before it finishes; their values and the lookahead's bounds of the others add up to the game's bound.
-The lookahead keeps what it proves there too, as a solve would: the sets it searched exactly (the value and
-subtree, or the bound that reached the cut-off) and the bounds that took it a second or more. Each of those
+The lookahead keeps what it proves there too, as a solve would, when it took a second or more: the sets it
+searched exactly (the value and subtree, or the bound that reached the cut-off) and its bounds. Each bound
 is also kept under a key of its own with the levels and N it was found with, final when it ended under its
 cut-off: so a bound stopped after hours resumes where it was (run it again with the same store: every set it
 finished is read back, not looked ahead again), and a later solve of the game starts from what it proved.
@@ -130,11 +130,13 @@ class Lookahead:
 
     def searched(self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int, key: str | None) -> int:
         """The exact search of a small set: its value, or a bound of at least beta; kept in the store (with the
-        subtree when exact), so that a bound or a solve run later reads it back."""
+        subtree when exact) when it took a second or more, so that a bound or a solve run later reads it back
+        (the many quicker ones cost less to search again than to keep: a bound resumed reads back the larger
+        sets they were part of)."""
         start = time.perf_counter()
         value, probe = self.engine.solve(S, d, beta, history, b, threaded=False)
         value, exact_value = int(value), bool(probe >= 0 and value < INF)
-        if key is not None:
+        if key is not None and time.perf_counter() - start >= STORE_BOUND_SECONDS:
             tree = self.engine.extract(S, d, value, history, b, int(probe)) if exact_value else None
             self.store.put(key, len(S), d, value, exact_value, tree, time.perf_counter() - start)
         return value
