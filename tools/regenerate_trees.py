@@ -418,9 +418,10 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
         except subprocess.TimeoutExpired:
             unfinished[setting] = {**earlier, "seconds": round(earlier["seconds"] + time.perf_counter() - begun, 1)}
             break
-        if run.returncode or not orjson.loads(out)["feasible"]:  # a tree meets the stage: never infeasible
+        result = orjson.loads(out) if not run.returncode else {}
+        if not result.get("feasible"):  # a tree meets the stage: never infeasible
             raise SystemExit(f"{name}: strategy bound failed: {(err.strip().splitlines() or ['?'])[-1]}")
-        found = {**orjson.loads(out), "seconds": round(earlier["seconds"] + orjson.loads(out)["seconds"], 1),
+        found = {**result, "seconds": round(earlier["seconds"] + result["seconds"], 1),
                  "store_exact_results": earlier["store_exact_results"]}
     ship(store)  # what the bound searched, finished or not: the next run, here or on another machine, reads it back
     if not unfinished:
