@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sqlite3
 import subprocess
 import tempfile
@@ -441,7 +442,12 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert three < higher == tree.load(path).generator["lookahead"]["bound"] and higher <= stats.total
     assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
         f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets")
+    tool.lookahead("bulls-4x8-total", 3, None, exact_below=100)  # as high or lower: the record stays
+    record = tree.load(path).generator["lookahead"]
+    assert record["bound"] == higher and record["exact_below"] == 200
     # the solve's store, as an interrupted run leaves it (no root): two levels add its root's exact parts up
+    doc.generator["lower_bound"] = three  # the plain bound's record again, lower than what the store gives
+    tree.save(doc, path)
     store = tmp_path / "stores" / "bulls-4x8.db"
     store.parent.mkdir()
     monkeypatch.setattr(tool, "frontier", lambda: {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
@@ -482,6 +488,25 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     tool.lookahead("bulls-4x8-total", 1, None)
     record = tree.load(path).generator
     assert "lookahead_unfinished" not in record and 1000 < record["lookahead"]["seconds"] < 1100
+    # Ctrl-C (here while the tool waits for level 2): the bound is waited for, the time kept, the store shipped
+    real, waits = subprocess.Popen.communicate, []
+
+    def communicate(process, *args, **kwargs):
+        waits.append(kwargs.get("timeout"))
+        if len(waits) == 2:
+            raise KeyboardInterrupt
+        return real(process, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", communicate)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        assert tool.lookahead("bulls-4x8-total", 3, None) is True
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    record = tree.load(path).generator
+    assert list(record["lookahead_unfinished"]) == ["2 levels, exact below 0"] and waits[2] == 30
+    assert "; interrupted at the next level" in capsys.readouterr().out and shipped == [store] * 3
+    assert 1000 < record["lookahead"]["seconds"] < 1100  # the same bound again keeps the record of its first run
 
 
 def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path, monkeypatch):

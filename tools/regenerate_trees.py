@@ -371,7 +371,7 @@ def bound_options(bound_of: str) -> list[str]:
     raise SystemExit(f"no lookahead bound for a {bound_of} stage")
 
 
-def lookahead(name: str, levels: int, budget: float | None, exact_below: int | None = None) -> None:
+def lookahead(name: str, levels: int, budget: float | None, exact_below: int | None = None) -> bool:
     """Raise an unfinished solve's proven bound by lookahead (`strategy bound`, sets of at most `exact_below`
     secrets searched exactly, what the solve's store has proven read where the lookahead meets it, and what the
     bound proves kept and shipped there), one level more at a time up to `levels` while `budget` seconds last;
@@ -379,10 +379,10 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
     when it is higher than the search's. The next run is given that tree, so it keeps the bound. A level the
     budget stops resumes from the store on the next run: the time spent on it so far is kept in the record
     (generator.lookahead_unfinished, by levels and N) and counted when it finishes, with the exact results its
-    store held when it began."""
+    store held when it began; a Ctrl-C stops it the same way. True when Ctrl-C stopped it."""
     path = best_found_path(name)
     if shipped_path(name) or not path.exists():
-        return
+        return False
     doc = tree_io.load(path)
     generator = doc.generator
     store = store_path(frontier().get(name, []))
@@ -398,24 +398,31 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
             *(["--exact-below", str(exact_below)] if exact_below else []),
             *(["--store", str(store)] if store is not None else [])]
     unfinished = generator.setdefault("lookahead_unfinished", {})
-    start, found = time.perf_counter(), None
+    start, found, stopped = time.perf_counter(), None, False
     for k in range(1, levels + 1):
         left = None if budget is None else budget - (time.perf_counter() - start)
         if left is not None and left <= 0:
             break
         setting = f"{k} levels, exact below {exact_below or 0}"
         earlier = unfinished.pop(setting, {"seconds": 0.0, "store_exact_results": stored})
-        begun = time.perf_counter()
-        try:
-            with subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as run:
+        begun, cut = time.perf_counter(), False
+        with subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as run:
+            try:
+                out, err = run.communicate(timeout=left)
+            except subprocess.TimeoutExpired:  # SIGTERM (a bound run in the background ignores SIGINT): it
+                cut = True  # stops at its next node and closes the store
+                run.send_signal(signal.SIGTERM)
+                run.communicate()
+            except KeyboardInterrupt:  # Ctrl-C reached the bound too (one process group): it closes its store
+                cut = stopped = True
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C would cut the shipping short
                 try:
-                    out, err = run.communicate(timeout=left)
-                except subprocess.TimeoutExpired:  # SIGTERM (a bound run in the background ignores SIGINT): it
-                    run.send_signal(signal.SIGTERM)  # stops at its next node and closes the store
+                    run.communicate(timeout=30)
+                except subprocess.TimeoutExpired:  # the signal was sent to this tool alone
+                    run.send_signal(signal.SIGTERM)
                     run.communicate()
-                    raise
-        except subprocess.TimeoutExpired:
+        if cut:
             unfinished[setting] = {**earlier, "seconds": round(earlier["seconds"] + time.perf_counter() - begun, 1)}
             break
         result = orjson.loads(out) if not run.returncode else {}
@@ -428,17 +435,21 @@ def lookahead(name: str, levels: int, budget: float | None, exact_below: int | N
         generator.pop("lookahead_unfinished")
     if found is None:
         tree_io.save(doc, path)
-        print(f"{name}: no lookahead level finished within {budget:.0f} s", flush=True)
-        return
+        print(f"{name}: " + ("interrupted; run again to resume" if stopped else
+                             f"no lookahead level finished within {budget:.0f} s"), flush=True)
+        return stopped
     before, stored = generator["lower_bound"], found["store_exact_results"]
-    if found["lower_bound"] >= generator.get("lookahead", {}).get("bound", 0):  # an earlier, deeper one may be higher
+    # an earlier one may be higher (deeper), or as high with the time it took (a run again reads it from the store)
+    if found["lower_bound"] > generator.get("lookahead", {}).get("bound", 0):
         generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"],
                                   **({"exact_below": exact_below} if exact_below else {}),
                                   **({"store_exact_results": stored} if stored else {})}
     generator["lower_bound"] = max(before, found["lower_bound"])
     tree_io.save(doc, path)
     print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead{exactly(exact_below, stored)} in "
-          f"{found['seconds']} s (the search's bound: {before})", flush=True)
+          f"{found['seconds']} s (the search's bound: {before})" + ("; interrupted at the next level" if stopped else ""),
+          flush=True)
+    return stopped
 
 
 def solve(name: str, args: list[str], where: list[str], budget: float | None,
@@ -750,7 +761,9 @@ def main() -> None:
             elif args.pilot is not None:
                 pilot(name, endgame_store(table[name]), args.pilot, args.budget)
             elif args.bound is not None:
-                lookahead(name, args.bound, args.budget, args.exact_below)
+                if lookahead(name, args.bound, args.budget, args.exact_below):
+                    stopped = True
+                    break  # Ctrl-C: the tables still follow the record it saved
             elif not (args.missing and shipped_path(name)) and solve(name, table[name], where, args.budget, given):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
