@@ -485,8 +485,8 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C would cut the shipping short
             try:
                 _, err = process.communicate(timeout=30)
-            except subprocess.TimeoutExpired:  # the signal was sent to this tool alone
-                process.send_signal(signal.SIGINT)
+            except subprocess.TimeoutExpired:  # the signal was sent to this tool alone (SIGTERM: a solve in the
+                process.send_signal(signal.SIGTERM)  # background ignores SIGINT)
                 _, err = process.communicate()
     spent = STORES / f"{name}.seconds"  # wall time over every session of this solve
     spent.write_text(f"{float(spent.read_text() if spent.exists() else 0) + time.perf_counter() - start:.1f}\n")
@@ -779,7 +779,14 @@ def main() -> None:
         raise SystemExit(128 + signal.SIGINT)
 
 
+def interrupt(signum: int, frame) -> None:
+    """SIGTERM stops the tool as Ctrl-C does (run in the background, it ignores SIGINT): the step under way stops its
+    subprocess, keeps what it found and ships it."""
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, interrupt)
     try:
         with signals_unwrapped():
             main()
