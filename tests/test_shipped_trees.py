@@ -487,7 +487,7 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     tree.save(doc, path)
     tool.lookahead("bulls-4x8-total", 1, None)
     record = tree.load(path).generator
-    assert "lookahead_unfinished" not in record and 1000 < record["lookahead"]["seconds"] < 1100
+    assert "lookahead_unfinished" not in record and 1000 <= record["lookahead"]["seconds"] < 1100
     # Ctrl-C (here while the tool waits for level 2): the bound is waited for, the time kept, the store shipped
     real, waits = subprocess.Popen.communicate, []
 
@@ -506,7 +506,7 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     record = tree.load(path).generator
     assert list(record["lookahead_unfinished"]) == ["2 levels, exact below 0"] and waits[2] == 30
     assert "; interrupted at the next level" in capsys.readouterr().out and shipped == [store] * 3
-    assert 1000 < record["lookahead"]["seconds"] < 1100  # the same bound again keeps the record of its first run
+    assert 1000 <= record["lookahead"]["seconds"] < 1100  # the same bound again keeps the record of its first run
 
 
 def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path, monkeypatch):
