@@ -428,6 +428,7 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
     gt, _, stats, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
     monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
+    monkeypatch.setattr(tool, "STORES", tmp_path / "scratch")  # not made yet, as in a fresh clone
     tool.lookahead("bulls-4x8-total", 3, None)
     doc = tree.load(path)
     three = lookahead_bound(gt, objectives.total(), 3)

@@ -250,6 +250,7 @@ def ship(store: Path | None) -> None:
         target, before = chunks[-1], chunks[:-1]
     else:
         target, before = PROGRESS / (f"{store.stem}.{len(chunks) + 1}.db.xz" if chunks else f"{store.stem}.db.xz"), chunks
+    STORES.mkdir(parents=True, exist_ok=True)  # its scratch files go there (a clone has no stores/ until a solve)
     part = STORES / f"{store.stem}.compact.db"
     with tempfile.TemporaryDirectory(dir=STORES) as folder:
         shipped = Path(folder) / "shipped.db" if before else None
