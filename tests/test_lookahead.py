@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 import numpy as np
 import orjson
@@ -238,6 +239,7 @@ def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tm
     for game, store, says in (("bulls:4x6", str(folder), "not a usable store"), ("bulls:4x7", path, "not 'bulls:4x7'")):
         r = run_cli("bound", "--game", game, "--store", store)
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not os.path.exists(f"{path}-wal") and not os.path.exists(f"{path}-shm")  # a refused store is left alone
 
 
 def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():

@@ -69,16 +69,20 @@ class Store:
         self.identity = {"format": STORE_FORMAT, "version": str(STORE_VERSION), "game": game.spec,
                          "probes": "consistent" if consistent_only else "any"}
         fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        # not always used by the thread that opened it (a lookahead reads it from the threads it runs in, so that a
+        # Ctrl-C stops it): `_lock` keeps them one at a time
         try:
-            # one thread at a time uses a store, not always the one that opened it (the lookahead reads it from the
-            # thread it runs in, so that a Ctrl-C stops it)
             self.con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            self.con.execute("PRAGMA journal_mode=WAL")
-            self.con.execute("PRAGMA synchronous=NORMAL")
-            if fresh:
-                self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
-                self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
-            self._check()
+            try:
+                self.con.execute("PRAGMA journal_mode=WAL")
+                self.con.execute("PRAGMA synchronous=NORMAL")
+                if fresh:
+                    self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
+                    self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
+                self._check()
+            except BaseException:
+                self.con.close()  # no journal files left beside a file it refuses
+                raise
         except sqlite3.DatabaseError as e:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         self._pending: list[tuple] = []
