@@ -239,7 +239,8 @@ def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tm
     for game, store, says in (("bulls:4x6", str(folder), "not a usable store"), ("bulls:4x7", path, "not 'bulls:4x7'")):
         r = run_cli("bound", "--game", game, "--store", store)
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert not os.path.exists(f"{path}-wal") and not os.path.exists(f"{path}-shm")  # a refused store is left alone
+    r = run_cli("bound", "--game", "bulls:4x7", "--store", new)  # closed by its bound: refused, it is left alone
+    assert r.returncode == 2 and not os.path.exists(f"{new}-wal") and not os.path.exists(f"{new}-shm")
 
 
 def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
