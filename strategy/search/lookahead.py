@@ -135,10 +135,10 @@ class Lookahead:
         sets they were part of)."""
         start = time.perf_counter()
         value, probe = self.engine.solve(S, d, beta, history, b, threaded=False)
-        value, exact_value = int(value), bool(probe >= 0 and value < INF)
-        if key is not None and time.perf_counter() - start >= STORE_BOUND_SECONDS:
+        value, exact_value, seconds = int(value), bool(probe >= 0 and value < INF), time.perf_counter() - start
+        if key is not None and seconds >= STORE_BOUND_SECONDS:
             tree = self.engine.extract(S, d, value, history, b, int(probe)) if exact_value else None
-            self.store.put(key, len(S), d, value, exact_value, tree, time.perf_counter() - start)
+            self.store.put(key, len(S), d, value, exact_value, tree, seconds)
         return value
 
     def looked_ahead(self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int,

@@ -137,9 +137,9 @@ class Store:
             pending = [(row[0], row[3]) for row in self._pending if row[0].startswith(prefix)]
         out: dict[int, int] = {}
         for name, value in rows + pending:
-            if name[len(prefix):].isdigit():
-                probe = int(name[len(prefix):])
-                out[probe] = max(out.get(probe, 0), value)
+            probe = name[len(prefix):]
+            if probe.isdigit():
+                out[int(probe)] = max(out.get(int(probe), 0), value)
         return out
 
     def put(self, key: str, size: int, depth: int, value: int, exact: bool, tree: dict | None, seconds: float) -> None:
