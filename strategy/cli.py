@@ -401,7 +401,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .io.report import stats_json, summary_line
     from .io.tree import TreeDoc, save
     from .io.verify import measure
-    from .search.solve import describe, solve_game, validate, warm_up, warmed_up
+    from .search.solve import Trusted, describe, solve_game, validate, warm_up, warmed_up
 
     game = parse_game(args.game)
     _needs_output_for_json(args)
@@ -421,19 +421,19 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
     if not args.json:
         _log(describe(game, args.objective, args.max_depth, args.consistent_only, args.jobs, args.scheduler))
+    trusted = _trusted_files(args)
+    gt = game_table(game)
     known = [_known_tree(path, game, args.consistent_only) for path in args.incumbent]
     incumbents = [doc.root for doc in known]
-    earlier, known_bounds = _earlier_partial(args.partial, game, args.consistent_only)
+    earlier = _earlier_partial(args.partial, game, args.consistent_only)
     if earlier is not None:
-        incumbents.append(earlier)
-    for path, doc in zip(args.incumbent, known):  # an interrupted solve given as an incumbent brings its bound too
-        try:
-            bounds = _proven_bound(doc, args.consistent_only)
-        except (KeyError, TypeError, ValueError):
-            raise CommandError(f"{quote(path)}: a partial or proven tree without a valid bound in its generator") from None
-        for stage, bound in bounds.items():
-            known_bounds[stage] = max(bound, known_bounds.get(stage, 0))
-    gt = game_table(game)
+        incumbents.append(earlier.root)
+    known_bounds: dict[str, Trusted] = {}
+    for path, doc in [*zip(args.incumbent, known), *([(args.partial, earlier)] if earlier is not None else [])]:
+        if os.path.realpath(path) in trusted:  # only a file the user vouches for brings the bound it claims
+            for stage, bound in _trusted_bounds(path, doc, gt, args.consistent_only).items():
+                if bound.value > known_bounds.get(stage, Trusted(-1, "", "")).value:
+                    known_bounds[stage] = bound
     if not warmed_up():  # after every check of the input: a wrong argument does not wait for it
         with _compiling("the search engine", not args.json):
             warm_up(WARM_UP_GAME)
@@ -489,16 +489,56 @@ def _known_tree(path: str, game, consistent_only: bool):
     return doc
 
 
-def _earlier_partial(path: str | None, game, consistent_only: bool) -> tuple[dict | None, dict[str, int]]:
-    """What the --partial file holds from an earlier interrupted run of this search, so that a resumed run
-    never writes a worse tree or a weaker bound: (its tree, {objective stage: proven lower bound})."""
+def _earlier_partial(path: str | None, game, consistent_only: bool):
+    """The tree the --partial file holds from an earlier interrupted run of this search (None if none), so that a
+    resumed run never writes a worse tree."""
     if not path or not os.path.isfile(path):
-        return None, {}
+        return None
     try:
-        doc = _known_tree(path, game, consistent_only)
-        return doc.root, _proven_bound(doc, consistent_only)
-    except (TreeError, FileError, CommandError, KeyError, TypeError, ValueError):
-        return None, {}  # not a tree of this search: overwritten if interrupted, as any other file
+        return _known_tree(path, game, consistent_only)
+    except (TreeError, FileError, CommandError):
+        return None  # not a tree of this search: overwritten if interrupted, as any other file
+
+
+def _trusted_files(args: argparse.Namespace) -> set[str]:
+    """The files named by --trust, resolved: each must be one given with --incumbent or --partial."""
+    given = {os.path.realpath(p) for p in [*args.incumbent, *([args.partial] if args.partial else [])]}
+    trusted = set()
+    for path in args.trust:
+        where = os.path.realpath(path)
+        if where not in given:
+            raise CommandError(f"--trust {quote(path)}: name a file given with --incumbent or --partial")
+        trusted.add(where)
+    return trusted
+
+
+def _trusted_bounds(path: str, doc, gt, consistent_only: bool) -> dict:
+    """{objective stage: Trusted bound} that a trusted file's proof record claims (see `_proven_bound`), each
+    with the file's SHA-256; a claim above what the file's own tree costs under that stage is refused."""
+    import hashlib
+
+    from .search import objectives
+    from .search.known import tree_cost
+    from .search.solve import Trusted
+
+    try:
+        bounds = _proven_bound(doc, consistent_only)
+    except (KeyError, TypeError, ValueError):
+        raise CommandError(f"{quote(path)}: a partial or proven tree without a valid bound in its generator") from None
+    h = hashlib.sha256()
+    with open(path, "rb") as f:  # the file as given (gzipped or not), read in full by `_known_tree` already
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    out = {}
+    for stage, bound in bounds.items():
+        costs = objectives.from_name(stage)
+        own = tree_cost(gt, doc.root, costs) if costs is not None else None
+        if own is not None and bound > own:
+            raise CommandError(f"{quote(path)} claims a lower bound of {bound} on {stage}, above its own tree's "
+                               f"{own}: not a proof")
+        out[stage] = Trusted(bound, os.path.basename(path), digest)
+    return out
 
 
 def _proven_bound(doc, consistent_only: bool) -> dict[str, int]:
@@ -544,7 +584,8 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
         _log(line)
     _log(f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}"
          f"{f' (average {partial.lower_bound / game.count():.4f})' if partial.costs.name.startswith('total') else ''}"
-         f"; {100 * partial.progress:.1f}% of the search settled")
+         f"; {100 * partial.progress:.1f}% of the search settled"
+         + "".join(f"; relies on {quote(t['file'])} (sha256 {t['sha256']})" for t in partial.relies_on))
     if partial.tree is None:
         return
     stats, _ = measure(game, partial.tree)
@@ -553,7 +594,8 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
         generator = {"tool": f"strategy {__version__}", "engine": "exact, interrupted", "proven_optimal": False,
                      "lower_bound": partial.lower_bound, "objective_of_the_search": partial.objective,
                      "bound_of": partial.costs.name, "proven_so_far": partial.proven,
-                     "consistent_only": args.consistent_only, "progress": round(partial.progress, 6)}
+                     "consistent_only": args.consistent_only, "progress": round(partial.progress, 6),
+                     **({"relies_on": partial.relies_on} if partial.relies_on else {})}
         save(TreeDoc(game, partial.tree, "partial", generator, stats.to_json()), args.partial)
         _log(f"written to {quote(args.partial)}")
 
@@ -797,11 +839,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven "
                    "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
     p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
-                   help="a complete tree of the game known beforehand (e.g. the consistent-only optimum): if "
-                        "interrupted, the best tree found is never worse, and the search cuts anything worse; "
-                        "another interrupted solve's --partial file, or a solved tree, also brings its proven "
-                        "bound (e.g. the least total's to a worst-case solve): a stage that a given tree meets "
-                        "is then settled with no search (repeatable)")
+                   help="a complete tree of the game known beforehand (e.g. the consistent-only optimum), an upper "
+                        "bound and nothing more: if interrupted, the best tree found is never worse, and the search "
+                        "cuts anything worse (repeatable)")
+    p.add_argument("--trust", metavar="FILE", action="append", default=[],
+                   help="take the lower bound that the proof record of FILE (given with --incumbent or --partial) "
+                        "claims, unchecked: a stage that a given tree meets is then settled with no search, and "
+                        "the proof says it relies on FILE, with its SHA-256 (repeatable)")
     p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
                    "fine from 8: large refutations split too, more work but no long task; probes sent in batches)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

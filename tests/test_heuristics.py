@@ -302,7 +302,7 @@ def test_a_budget_banks_the_smallest_endgames_first(tmp_path, bulls4):
     store = Store(tmp_path / "s.db", bulls4.game, False)
     _, record = exact_endgame(bulls4, greedy, 1500, budget=0.5, threads=1, progress=False, store=store)
     games = sorted(endgames(bulls4, greedy, 1500, objectives.total()), key=lambda e: len(e.S))
-    settled = [from_store(store, e, "total") is not UNFINISHED for e in games]
+    settled = [from_store(store, bulls4, e, objectives.total(), False) is not UNFINISHED for e in games]
     store.close()
     assert record["subtrees"] == len(games) and record["unfinished"] == settled.count(False) >= 1
     assert settled.count(True) >= 4 and settled == sorted(settled, reverse=True)  # a prefix of the smallest

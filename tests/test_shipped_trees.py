@@ -346,11 +346,15 @@ def test_exact_search_below_n_goes_with_the_lookahead_step_and_the_steps_go_one_
 def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, tmp_path):
     """--incumbent FILE goes to the solves of its file's game (not to consistent-only ones, which it could not
     bound); a file that is not a tree stops the tool with one line before any solve."""
-    path = TREES / "mastermind-4x6-total.json"
+    path = tmp_path / "mine.json"  # a tree of the user's (here a copy of a shipped one)
+    path.write_bytes((TREES / "mastermind-4x6-total.json").read_bytes())
     given = tool.given_trees([str(path)])
     assert given == {"mastermind:4x6": [path.resolve()]}
     options = tool.incumbents("mastermind-4x6-worst", ["--game", "mastermind:4x6", "--objective", "worst"], given)
     assert options[-2:] == ["--incumbent", str(path.resolve())]
+    trusted = [options[i + 1] for i, option in enumerate(options) if option == "--trust"]
+    assert str(path.resolve()) not in trusted and str(TREES / "mastermind-4x6-total.json") in trusted
+    assert trusted == [options[i + 1] for i, option in enumerate(options[:-2]) if option == "--incumbent"]
     assert str(path.resolve()) not in tool.incumbents("mastermind-4x6-consistent-total",
                                                       ["--game", "mastermind:4x6", "--consistent-only"], given)
     assert str(path.resolve()) not in tool.incumbents("bulls-5x9-total", ["--game", "bulls:5x9"], given)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 
 import pytest
 
@@ -400,14 +401,15 @@ def test_an_interrupted_staged_objective_keeps_what_its_finished_stages_proved(m
 
 def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeypatch, tmp_path):
     """A tree known beforehand (--incumbent, or what --partial FILE holds from an earlier run) competes
-    for the best tree found, and the bound an earlier partial file proved is kept, so a resumed run never
-    reports a worse tree or a weaker bound (bulls 4 of 6, interrupted before its search has settled
-    anything: alone it can only offer a greedy tree)."""
+    for the best tree found; the bound an earlier partial file claims is kept only when the user trusts that
+    file (--trust), and the partial record then names it (bulls 4 of 6, interrupted before its search has
+    settled anything: alone it can only offer a greedy tree)."""
     import orjson
 
     from strategy.cli import main
     from strategy.io import tree as tree_io
     from strategy.search.heuristics import build
+    from strategy.search.solve import Trusted
 
     spec = "bulls:4x6"
     gt = game_table(parse_game(spec))
@@ -423,25 +425,35 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
         solve_game(gt, "total", progress=False, incumbents=[optimal.tree])
     assert measure(gt.game, info.value.partial.tree)[0].total == stats.total
     assert info.value.partial.lower_bound < stats.total
+    source = Trusted(stats.total, "earlier.json", "ab" * 32)
     with pytest.raises(KeyboardInterrupt) as info:
-        solve_game(gt, "total", progress=False, known_bounds={"total": stats.total, "total-within-9": stats.total + 1})
+        solve_game(gt, "total", progress=False, known_bounds={"total": source, "total-within-9": Trusted(
+            stats.total + 1, "other.json", "cd" * 32)})
     assert info.value.partial.lower_bound == stats.total
-    # the command line: the tree and bound of an earlier partial file are kept (here the entropy tree, as a
-    # partial tree with the true bound), and an incumbent given by path is used
+    assert info.value.partial.relies_on == [{"file": "earlier.json", "sha256": "ab" * 32}]
+    # the command line: the tree of an earlier partial file is kept (here the entropy tree, as a partial tree
+    # with the true bound), its bound only when trusted; an incumbent given by path is used
     best, out = tmp_path / "best.json", tmp_path / "out.json"
     earlier = {"tool": "test", "lower_bound": stats.total, "objective_of_the_search": "total", "bound_of": "total",
                "consistent_only": False}
     entropy = build(gt, "entropy", False, progress=False)
     tree_io.save(tree_io.TreeDoc(gt.game, entropy, "partial", earlier, measure(gt.game, entropy)[0].to_json()), best)
+    saved = best.read_bytes()
     import signal
 
     monkeypatch.setattr(signal, "signal", lambda *a: None)  # main() must not replace pytest's handlers
     args = ["solve", "--game", spec, "--jobs", "1", "--quiet", "-o", str(out)]
     assert main([*args, "--partial", str(best)]) == 130 and not out.exists()
     doc = orjson.loads(best.read_bytes())
+    assert doc["generator"]["lower_bound"] < stats.total < doc["stats"]["total"] == greedy["entropy"]
+    best.write_bytes(saved)
+    assert main([*args, "--partial", str(best), "--trust", str(best)]) == 130 and not out.exists()
+    doc = orjson.loads(best.read_bytes())
     assert doc["generator"]["lower_bound"] == stats.total < doc["stats"]["total"] == greedy["entropy"]
-    # an incumbent bounds the tree; an interrupted solve's partial file given as one brings its bound too,
-    # to every stage its bound holds for: the least total bounds the least total within a depth
+    assert doc["generator"]["relies_on"] == [{"file": "best.json", "sha256": hashlib.sha256(saved).hexdigest()}]
+    best.write_bytes(saved)
+    # an incumbent bounds the tree; an interrupted solve's partial file given as one and trusted brings its bound
+    # too, to every stage its bound holds for: the least total bounds the least total within a depth
     shipped, again = tmp_path / "shipped.json", tmp_path / "again.json"
     tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "total", {"tool": "test"}, stats.to_json()), shipped)
     assert main([*args, "--partial", str(again), "--incumbent", str(shipped)]) == 130
@@ -449,14 +461,14 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     assert doc["objective"] == "partial" and doc["stats"]["total"] == stats.total
     assert doc["generator"]["lower_bound"] < stats.total
     again.unlink()
-    assert main([*args, "--max-depth", "9", "--partial", str(again), "--incumbent", str(best)]) == 130
+    assert main([*args, "--max-depth", "9", "--partial", str(again), "--incumbent", str(best), "--trust", str(best)]) == 130
     doc = orjson.loads(again.read_bytes())
     assert doc["generator"]["bound_of"] == "total-within-9" and doc["generator"]["lower_bound"] == stats.total
     # a bound proven with consistent probes only does not bound a search that may ask any code
     tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "partial", dict(earlier, consistent_only=True),
                                  stats.to_json()), best)
     again.unlink()
-    assert main([*args, "--partial", str(again), "--incumbent", str(best)]) == 130
+    assert main([*args, "--partial", str(again), "--incumbent", str(best), "--trust", str(best)]) == 130
     assert orjson.loads(again.read_bytes())["generator"]["lower_bound"] < stats.total
 
 
@@ -644,7 +656,8 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
     for bound in ("x", -1, None):
         doc["generator"]["lower_bound"] = bound
         tree.write_bytes(orjson.dumps(doc))
-        r = run_cli("solve", "--game", "bulls:3x6", "--incumbent", str(tree), "--quiet", "-o", str(tmp_path / "o.json"))
+        r = run_cli("solve", "--game", "bulls:3x6", "--incumbent", str(tree), "--trust", str(tree), "--quiet",
+                    "-o", str(tmp_path / "o.json"))
         assert r.returncode == 2 and "without a valid bound" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -749,13 +762,23 @@ def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search
 
     shipped = ROOT / "trees" / "mastermind-4x6-total-within-5.json"
     r = run_cli("solve", "--game", "mastermind:4x6", "--objective", "worst", "--incumbent", str(shipped), "--quiet",
-                "-o", str(tmp_path / "w.json"))
+                "--trust", str(shipped), "-o", str(tmp_path / "w.json"))
     assert r.returncode == 0, r.stderr
     assert "proved: minimum worst case 5" in r.stderr and "within 5 questions 5626" in r.stderr
     assert "settled with no search: feasible-5, total-within-5" in r.stderr
+    digest = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert f"relies on the bound claimed by 'mastermind-4x6-total-within-5.json' (sha256 {digest})" in r.stderr
     doc = orjson.loads((tmp_path / "w.json").read_bytes())
     assert doc["generator"]["run"]["settled_by_a_given_tree"] == ["feasible-5", "total-within-5"]
+    assert doc["generator"]["proven"]["relies_on"] == [{"file": shipped.name, "sha256": digest}]
     assert doc["stats"]["total"] == 5626 and doc["stats"]["worst"] == 5
+    # untrusted, the tree settles only what the game proves of it (a tree within 5 exists); the total within 5
+    # is searched, and proven the same
+    r = run_cli("solve", "--game", "mastermind:4x6", "--objective", "worst", "--incumbent", str(shipped), "--quiet",
+                "-o", str(tmp_path / "u.json"))
+    assert r.returncode == 0 and "settled with no search: feasible-5 (" in r.stderr, r.stderr
+    doc = orjson.loads((tmp_path / "u.json").read_bytes())
+    assert doc["generator"]["proven"] == {"worst": 5, "total": 5626} and doc["stats"]["total"] == 5626
     consistent = tmp_path / "c.json"
     assert run_cli("solve", "--game", "mastermind:4x6", "--consistent-only", "--quiet", "-o", str(consistent)).returncode == 0
     alone, given = tmp_path / "alone.json", tmp_path / "given.json"

@@ -141,15 +141,17 @@ def incumbents(name: str, args: list[str], given: dict[str, list[Path]] | None =
     """The trees of the same game, proven or best found by an interrupted solve (its own included), and those
     `given` for its game (not to a consistent-only solve), as --incumbent options: an interrupted solve's best
     tree found is never worse than any of them, node by node (a consistent-only solve is bounded only by
-    consistent-only trees), and it keeps every proven bound that holds for it."""
+    consistent-only trees). The trees this tool ships are also given --trust: a proof that uses one of their
+    bounds names it, with its SHA-256; a tree given by the user is an upper bound only."""
     game = args[args.index("--game") + 1]
     stem = game.replace(":", "-")
     consistent = "--consistent-only" in args
     kinds = ["consistent-total"] if consistent else list(FRONTIER_OBJECTIVES)
     paths = [shipped_path(f"{stem}-{kind}") for kind in kinds if f"{stem}-{kind}" != name]
     paths += [best_found_path(f"{stem}-{kind}") for kind in kinds]
-    paths += [] if consistent else (given or {}).get(game, [])
-    return [option for path in paths if path and path.exists() for option in ("--incumbent", str(path))]
+    options = [option for path in paths if path and path.exists() for option in ("--incumbent", str(path), "--trust", str(path))]
+    return options + [option for path in ([] if consistent else (given or {}).get(game, []))
+                      for option in ("--incumbent", str(path))]
 
 
 def given_trees(files: list[str]) -> dict[str, list[Path]]:

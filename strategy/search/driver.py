@@ -30,8 +30,8 @@ from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import split
 from .executors import Finished, TaskLost
-from .known import merged_tree
-from .store import Store, set_key
+from .known import merged_tree, stored_result
+from .store import Store, Stored, set_key
 from .worker import Engine, Result, Spec, Task, run_on, tree_node
 
 
@@ -201,9 +201,8 @@ class SetNode:
     def bound_cheaply(self) -> None:
         """The engine's cheap bound (transposition table, level filling, candidate scan); exact sets resolve now."""
         drv = self.drv
-        stored = drv.store.get(self.key) if drv.store is not None else None
+        stored = drv.stored(self.key, self.S, self.d)
         if stored is not None:
-            drv.reused += 1
             if stored.exact:
                 self.value, self.tree, self.done, self.lb = stored.value, stored.tree, True, stored.value
                 drv.resolved(self)
@@ -230,9 +229,8 @@ class SetNode:
         drv = self.drv
         if self.cancelled or self.done:
             return
-        stored = drv.store.get(self.key) if drv.store is not None else None
+        stored = drv.stored(self.key, self.S, self.d)
         if stored is not None:
-            drv.reused += 1
             if stored.exact:
                 return self.resolve(stored.value, stored.tree, 0.0)
             self.lb = max(self.lb, stored.value)
@@ -410,10 +408,9 @@ class ProbeNode:
 
     def from_store(self) -> bool:
         """Settled by what the store holds (exact, or a bound at the cut-off): then finished here."""
-        drv = self.owner.drv
-        stored = drv.store.get(self.key) if drv.store is not None else None
+        drv, o = self.owner.drv, self.owner
+        stored = drv.stored(self.key, o.S, o.d, self.probe)
         if stored is not None:
-            drv.reused += 1
             if stored.exact:
                 self.task_finished(Result(self.key, stored.value, True, stored.tree, 0.0, "store"))
                 return True
@@ -616,6 +613,16 @@ class Driver:
         self.event_of: dict[int, int] = {}  # handle -> task number, for the log
         self.trigger: int | None = None  # the task whose completion is being handled (released what is pushed now)
         self.after: dict[int, int | None] = {}  # handle -> the task that released it
+
+    def stored(self, key: str, S: np.ndarray, d: int, probe: int | None = None) -> Stored | None:
+        """What the store holds for a set (or one of its probes), checked against the game; counted as reused."""
+        if self.store is None:
+            return None
+        e = self.engine
+        stored = stored_result(self.store, key, e.gt, e.cost, S, d, self.spec.consistent_only, probe)
+        if stored is not None:
+            self.reused += 1
+        return stored
 
     def push(self, path: tuple, item: tuple) -> None:
         """Ready work; it remembers the task whose completion released it (for the log's dependencies)."""

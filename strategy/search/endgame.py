@@ -22,7 +22,7 @@ import numpy as np
 from ..engine import exact
 from ..feedback_table import GameTable, split
 from .objectives import Costs, total
-from .known import tree_cost
+from .known import cost_array, stored_result, tree_cost
 from .solve import tt_bits_for
 from .store import Store, set_key
 from .worker import Engine, Spec, Stopped, tree_node
@@ -92,11 +92,12 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
 
 
-def from_store(store: Store, e: Endgame, objective: str) -> tuple[int, dict] | None | object:
+def from_store(store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent_only: bool) -> tuple[int, dict] | None | object:
     """What a store proves of an endgame: a cheaper subtree (its exact value and canonical tree), None when the
     tree's own is optimal already (an exact value or a lower bound at least its cost), UNFINISHED when it
     proves neither."""
-    stored = store.get(set_key(objective, e.depth, e.S))
+    stored = stored_result(store, set_key(costs.name, e.depth, e.S), gt, cost_array(costs, gt.size), e.S, e.depth,
+                           consistent_only)
     if stored is None or not (stored.exact or stored.value >= e.cost):
         return UNFINISHED
     if stored.exact and stored.value < e.cost:
@@ -149,7 +150,8 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
                desc=f"exact below {below}", leave=False)
     better: dict[int, tuple[int, dict]] = {}  # endgame -> (its new cost, its subtree)
-    answers = ((i, from_store(store, e, costs.name)) for i, e in enumerate(games)) if store is not None else ()
+    answers = (((i, from_store(store, gt, e, costs, consistent_only)) for i, e in enumerate(games))
+               if store is not None else ())
     stored = {i: answer for i, answer in answers if answer is not UNFINISHED}
     better.update((i, answer) for i, answer in stored.items() if answer is not None)
     bar.update(sum(len(games[i].S) for i in stored))

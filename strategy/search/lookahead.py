@@ -46,6 +46,7 @@ from ..engine import exact
 from ..engine.exact import INF
 from ..feedback_table import GameTable, split
 from .driver import Plan
+from .known import stored_result
 from .objectives import Costs
 from .solve import tt_bits_for
 from .store import Store, set_key
@@ -104,7 +105,8 @@ class Lookahead:
         if self.on_node is not None:
             self.on_node()
         key = set_key(self.objective, d, S) if self.store is not None else None
-        stored = self.store.get(key) if key is not None else None
+        e = self.engine
+        stored = stored_result(self.store, key, self.gt, e.cost, S, d, e.spec.consistent_only) if key else None
         if stored is not None and stored.exact:
             return stored.value
         floor = stored.value if stored is not None else 0  # the store's proven lower bound of S

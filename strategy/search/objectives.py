@@ -77,3 +77,15 @@ def against(depth_counts: list[int], rule: str = "tie", seat: str = "first") -> 
 
     return Costs(f"win-{rule}" + (f"-{seat}" if rule == "first" else ""), tuple(win_costs(depth_counts, rule, seat)),
                  "constant", None)
+
+
+def from_name(name: str) -> Costs | None:
+    """The objective a stage name (`Costs.name`) stands for: total, total-within-D, feasible-D, fewest-at-D,
+    within-D; None for a race's, whose costs the name does not hold."""
+    head, _, depth = name.rpartition("-")
+    if name == "total":
+        return total()
+    if not depth.isdigit() or not 0 < int(depth) < 1000:
+        return None
+    builders = {"total-within": total, "feasible": feasible, "fewest-at": at_last_level, "within": within}
+    return builders[head](int(depth)) if head in builders else None

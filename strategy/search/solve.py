@@ -29,7 +29,7 @@ from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
 from .executors import DaskCluster, InProcess, LocalProcesses
 from .known import merged_tree, tree_cost
 from .objectives import Costs
-from .store import Store
+from .store import Store, StoreRefused
 from .worker import Engine, Spec, tree_node
 
 OBJECTIVES = ("total", "worst", "worst-then-fewest", "win", "within")
@@ -107,6 +107,19 @@ class SolveReport:
     lines: list[str]
 
 
+@dataclass(frozen=True)
+class Trusted:
+    """A lower bound on a stage that the solve does not prove but takes from a file the user trusts
+    (`strategy solve --trust`): what a proof that uses it relies on."""
+
+    value: int
+    file: str
+    sha256: str
+
+    def record(self) -> dict:
+        return {"file": self.file, "sha256": self.sha256}
+
+
 @dataclass
 class Partial:
     """An interrupted solve: the proven lower bound and the best complete tree found (if any)."""
@@ -118,6 +131,7 @@ class Partial:
     progress: float = 0.0  # the progress bar's share of the search settled (a measure of work, not of value)
     lines: list[str] = field(default_factory=list)  # what the finished stages of the objective proved
     proven: dict = field(default_factory=dict)  # the same, as figures (e.g. the minimum worst case)
+    relies_on: list[dict] = field(default_factory=list)  # trusted files its lower bound comes from
 
 
 def tt_bits_for(size: int) -> int:
@@ -132,10 +146,11 @@ class Session:
 
     def __init__(self, gt: GameTable, consistent_only: bool, jobs: int | None, scheduler: str | None,
                  store: str | None, log: str | None, progress: bool, tt_bits: int | None, plan: Plan | str | None,
-                 incumbents: Sequence[dict] = (), known_bounds: dict[str, int] | None = None):
+                 incumbents: Sequence[dict] = (), known_bounds: dict[str, Trusted] | None = None):
         self.gt = gt
         self.incumbents = list(incumbents)  # complete trees known beforehand: the best tree found is never worse
-        self.known_bounds = dict(known_bounds or {})  # stage -> a lower bound an earlier run proved
+        self.known_bounds = dict(known_bounds or {})  # stage -> a lower bound taken from a trusted file
+        self.relies_on: dict[str, Trusted] = {}  # trusted files a settled stage or the partial bound used
         self.consistent_only = consistent_only
         self.tt_bits = tt_bits if tt_bits is not None else tt_bits_for(gt.size)
         self.progress = progress
@@ -178,12 +193,15 @@ class Session:
     def _log_failed(self, e: OSError) -> FileError:
         return FileError(f"cannot write the log {quote(self._log.name)}: {e.strerror or e}")
 
-    def known_bound(self, stage: str) -> int:
-        """A lower bound on this stage that holds before its search: an earlier run's, or the least total's
-        for a total within a depth (never below it); a fewest-at-D stage runs once no tree within D-1
-        exists, so some secret needs all D questions."""
-        return max(self.known_bounds.get(stage, 0), 1 if stage.startswith("fewest-at-") else 0,
-                   self.known_bounds.get("total", 0) if stage.startswith("total") else 0)
+    def known_bound(self, stage: str) -> tuple[int, Trusted | None]:
+        """A lower bound on this stage that holds before its search, and the trusted file it relies on (None
+        when the game alone proves it): a trusted file's bound on the stage, or on the least total for a total
+        within a depth (never below it); a fewest-at-D stage runs once no tree within D-1 exists, so some secret
+        needs all D questions."""
+        own = (1 if stage.startswith("fewest-at-") else 0, None)
+        given = [self.known_bounds[s] for s in (stage, "total") if s in self.known_bounds
+                 and (s == stage or stage.startswith("total"))]
+        return max([own, *((t.value, t) for t in given)], key=lambda b: b[0])
 
     def run(self, costs: Costs, beta: int = INF, label: str = "") -> Outcome:
         """Prove the value of the whole game under `costs` if it is below beta.
@@ -198,8 +216,11 @@ class Session:
                  if t is not None]
         cost, _, tree = min(known, key=lambda k: k[:2]) if known else (INF, 0, None)
         if cost < INF:
-            if cost <= self.known_bound(costs.name):
+            bound, source = self.known_bound(costs.name)
+            if cost <= bound:
                 self.settled.append(costs.name)
+                if source is not None:
+                    self.relies_on[source.sha256] = source
                 self.last_tree = tree
                 return Outcome(cost, True, tree, cost, 0, 0, 0.0, 0)
             beta = min(beta, cost + 1)
@@ -234,7 +255,9 @@ class Session:
         if d is None or not hasattr(d, "root"):
             return None
         stage = d.spec.costs.name
-        lb = max(d.lower_bound(), self.known_bound(stage))
+        own, (known, source) = d.lower_bound(), self.known_bound(stage)
+        lb = max(own, known)
+        relies_on = [*self.relies_on.values(), *([source] if known > own and source is not None else [])]
         # in a later stage of a staged objective, the previous stage's tree keeps within the depth this stage
         # must respect; a tree known beforehand (an earlier run's, the consistent-only optimum) can be better
         # than the search's line at any node, and its subtrees are taken where they are
@@ -243,7 +266,8 @@ class Session:
             # early on, a greedy tree of the whole game may still be the better one
             greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d)
             tree = merged_tree(self.gt, d.engine.cost, d.root.S, 0, [tree, greedy])[1]  # ties keep the search's
-        return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n)
+        return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n,
+                       relies_on=[t.record() for t in {t.sha256: t for t in relies_on}.values()])
 
     def close(self) -> None:
         try:
@@ -342,14 +366,16 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                scheduler: str | None = None, store: str | None = None, log: str | None = None,
                plan: Plan | str | None = None, on_start: Callable[[str], None] | None = None,
                against: list[int] | None = None, rule: str = "tie", seat: str = "first",
-               incumbents: Sequence[dict] = (), known_bounds: dict[str, int] | None = None) -> SolveReport:
+               incumbents: Sequence[dict] = (), known_bounds: dict[str, Trusted] | None = None) -> SolveReport:
     """Run the exact search for `objective`; the report says what was proved and holds the tree.
 
     `against` (depth counts of a fixed tree), `rule` and `seat` define the race objective `win`.
     `incumbents` are complete trees of the game (under --consistent-only, asking only possible secrets):
-    if interrupted, the best tree found is the cheapest of the search's and these. `known_bounds` are
-    lower bounds proven by an earlier run, by objective stage (`Costs.name`): an interrupted run reports
-    the higher of its own bound and the earlier one (a bound on "total" bounds every total-within-D stage)."""
+    if interrupted, the best tree found is the cheapest of the search's and these; their costs are upper
+    bounds, nothing more. `known_bounds` are lower bounds by objective stage (`Costs.name`) that the caller
+    trusts without proof (a bound on "total" bounds every total-within-D stage): a stage an incumbent meets is
+    settled with no search, an interrupted run reports the higher of its own bound and these, and the proof
+    record lists each one used under `relies_on`."""
     validate(objective, max_depth, against)
     start = time.perf_counter()
     game = gt.game
@@ -421,7 +447,8 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 lines.append(f"proved: the fewest secrets that need {depth} questions is {out.value}")
             tree = out.tree
     except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, OSError, FileError)) or type(e).__name__ == "Terminated":
+        if (isinstance(e, (KeyboardInterrupt, OSError, FileError)) or type(e).__name__ == "Terminated") \
+                and not isinstance(e, StoreRefused):
             try:
                 e.partial = session.partial(name)  # type: ignore[attr-defined]
                 if e.partial is not None:  # type: ignore[attr-defined]
@@ -436,7 +463,11 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
     session.close()
     if session.settled:
         lines.append(f"settled with no search: {', '.join(session.settled)} (a given tree meets the bound "
-                     f"proven before the search)")
+                     f"known before the search)")
+    if session.relies_on:
+        proven["relies_on"] = [t.record() for t in session.relies_on.values()]
+        lines.append("the proof relies on the bound claimed by " + ", ".join(
+            f"{quote(t.file)} (sha256 {t.sha256})" for t in session.relies_on.values()) + ", trusted with --trust")
     seconds = time.perf_counter() - start
     c = session.counters
     run = {"seconds": round(seconds, 2), "worker_seconds": round(session.worker_seconds, 2),

@@ -53,6 +53,15 @@ def set_key(objective: str, d: int, S: np.ndarray) -> str:
     return h.hexdigest()
 
 
+class StoreRefused(FileError):
+    """A row of a store that is not what a solve writes (altered or damaged): the search stops at once, with no
+    partial result built on it."""
+
+
+MAX_VALUE = 1 << 40  # the engine's INF: a value or bound above it is not one the search can have written
+MAX_TREE_BYTES = 64 << 20  # a stored subtree unpacks to at most this (the largest game's whole tree is ~10 MB)
+
+
 @dataclass
 class Stored:
     value: int
@@ -115,6 +124,9 @@ class Store:
         return self.con.execute(f"SELECT count(*) FROM results WHERE {sql}").fetchone()[0]
 
     def get(self, key: str) -> Stored | None:
+        """The result stored for `key`, its fields checked for type and range (FileError naming the row when one is
+        not what a solve writes); whether an exact value's subtree holds is for the caller, who knows the set
+        (`search.known.stored_result`)."""
         with self._lock:
             for pending in reversed(self._pending):
                 if pending[0] == key:
@@ -122,10 +134,31 @@ class Store:
             row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
+        value, exact, blob, seconds = row
+        self.check_value(key, value)
+        if exact not in (0, 1) or isinstance(exact, float):
+            raise self.refused(key, f"exact is {_shown(exact)}, not 0 or 1")
+        if not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+            raise self.refused(key, f"seconds is {_shown(seconds)}")
+        if blob is not None and not isinstance(blob, bytes):
+            raise self.refused(key, f"its tree is {type(blob).__name__}, not a compressed subtree")
         try:
-            return Stored(row[0], bool(row[1]), _unpack(row[2]), row[3])
-        except (zlib.error, orjson.JSONDecodeError) as e:
-            raise FileError(f"store {quote(self.path)} has a damaged entry: {e}") from None
+            tree = _unpack(blob)
+        except (zlib.error, orjson.JSONDecodeError, ValueError) as e:
+            raise self.refused(key, f"its subtree cannot be read: {e}") from None
+        if tree is not None and not isinstance(tree, dict):
+            raise self.refused(key, "its subtree is not a node")
+        return Stored(value, bool(exact), tree, float(seconds))
+
+    def check_value(self, key: str, value: object) -> None:
+        """A stored value must be an integer the search can have proven (0 to its INF), or the row is refused."""
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_VALUE:
+            raise self.refused(key, f"value is {_shown(value)}, not a value from 0 to 2^40")
+
+    def refused(self, key: str, why: str) -> StoreRefused:
+        """The one line that refuses a row of this store."""
+        return StoreRefused(f"store {quote(self.path)}, row {key!r}: {why}; the store was altered or damaged "
+                         f"(delete the row, or the store, to search it again)")
 
     def probe_values(self, key: str) -> dict[int, int]:
         """What the store proves of each first question of a set (the results keyed `key/probe`: an exact value
@@ -139,6 +172,7 @@ class Store:
         for name, value in rows + pending:
             probe = name[len(prefix):]
             if probe.isdigit():
+                self.check_value(name, value)
                 out[int(probe)] = max(out.get(int(probe), 0), value)
         return out
 
@@ -270,4 +304,20 @@ def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection],
 
 
 def _unpack(blob: bytes | None) -> dict | None:
-    return orjson.loads(zlib.decompress(blob)) if blob is not None else None
+    """A stored subtree, unpacked to at most MAX_TREE_BYTES (a row that would unpack to more is refused, not read
+    into memory)."""
+    if blob is None:
+        return None
+    inflate = zlib.decompressobj()
+    text = inflate.decompress(blob, MAX_TREE_BYTES + 1)
+    if len(text) > MAX_TREE_BYTES or inflate.unconsumed_tail:
+        raise ValueError(f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB")
+    if not inflate.eof:
+        raise ValueError("it is cut short")
+    return orjson.loads(text)
+
+
+def _shown(value: object) -> str:
+    """A stored field's value for a message: its type and a short, escaped form."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
