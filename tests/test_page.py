@@ -4,14 +4,19 @@ walker question by question, and the page makes no network request."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import re
 import shutil
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from strategy.io.html import render
-from strategy.io.tree import load
+from strategy.io.html import render, script_json
+from strategy.io.tree import TreeDoc, dumps, load
 from strategy.io.verify import measure
 from strategy.play.walker import Walker
 from strategy.rules import feedback
@@ -226,3 +231,91 @@ def test_explore_and_no_network_and_screenshots(browser, pages):
     width = browser.execute_script("return document.documentElement.scrollWidth")
     assert width <= 400, "the page does not fit a phone-sized window"
     browser.set_window_size(1200, 900)
+
+
+# -- hostile trees: any string in a tree reaches the page as text, and the page still works -----------------
+
+HOSTILE = [
+    "<!-- a comment opened -->",
+    "</script><script>window.PWNED = 1</script>",
+    "<!--<script>",
+    "/*DATA*/ and /*TITLE*/",
+    "\u2028\u2029 line separators",
+    '<b>bold</b><img src=x onerror="window.PWNED = 2"> & &amp; "quotes" \'too\'',
+]
+
+
+def hostile_doc(text: str) -> TreeDoc:
+    doc = load(TREES / "bulls-3x10-total.json")
+    generator = {**doc.generator, "strategy": text, text: [text], "run": {"seconds": text, "executor": text}}
+    return replace(doc, objective=text, generator=generator)
+
+
+def test_script_json_round_trips_any_string():
+    for text in HOSTILE + ["".join(HOSTILE), "<\\!-- \\u003c", "\x00\x1f\x7f é ✓ 𝄞"]:
+        out = script_json({"k": text, text: [text]})
+        assert json.loads(out) == {"k": text, text: [text]}
+        assert not any(c in out for c in "<>&\u2028\u2029")
+
+
+@pytest.mark.parametrize("text", HOSTILE + ["".join(HOSTILE)])
+def test_a_hostile_tree_loads_shows_its_text_and_plays(browser, tmp_path, text):
+    from selenium.webdriver.common.by import By
+
+    doc = hostile_doc(text)
+    page = tmp_path / "hostile.html"
+    page.write_text(render(doc), encoding="utf-8")
+    browser.get_log("browser")
+    open_page(browser, page)
+    # document.title strips and collapses ASCII white space, and only that
+    assert browser.title == re.sub(r"[ \t\n\f\r]+", " ", f"{doc.game.spec} — {text} tree").strip()
+    assert browser.execute_script("return document.getElementById('title').textContent") == f"{doc.game.spec}: {text} tree"
+    assert browser.execute_script("return JSON.parse(document.getElementById('data').textContent).doc") == doc.to_json()
+    facts = browser.execute_script("return [...document.querySelectorAll('#facts td')].map(td => td.textContent)")
+    assert text in facts and f"{text} s, {text}" in facts
+    assert browser.execute_script("return window.PWNED === undefined && !document.querySelector('img') && "
+                                  "![...document.querySelectorAll('b')].some(b => b.textContent === 'bold')")
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    if text != "".join(HOSTILE):
+        return
+    # and it plays: the tree's longest game, by keys
+    walker = Walker.load(TREES / "bulls-3x10-total.json")
+    need = measure(walker.game, walker.doc.root)[1]
+    secret, history = walker.game.read_code(max(need, key=need.get)), []
+    while not history or history[-1][1] != "3,0":
+        shown = browser.find_element(By.ID, "ask-question").text
+        assert shown == walker.next_guess(history)
+        h, b = feedback(secret, walker.game.read_code(shown))
+        click_answer(browser, h, b, keyboard=True)
+        history.append((shown, f"{h},{b}"))
+    assert "Solved in" in browser.find_element(By.ID, "ask-msg").text
+
+
+def latin1_locale(folder: Path) -> dict[str, str]:
+    """Environment for a Latin-1 locale compiled into `folder` (no system locale is installed)."""
+    made = subprocess.run(["localedef", "-i", "en_US", "-f", "ISO-8859-1", str(folder / "en_US.ISO-8859-1")],
+                          check=False, capture_output=True, text=True)
+    if not (folder / "en_US.ISO-8859-1").is_dir():
+        pytest.fail(f"the locale test needs localedef and Debian's locales package: {made.stderr.strip()[:200]}")
+    return {"LOCPATH": str(folder), "LC_ALL": "en_US.ISO-8859-1"}
+
+
+def test_the_page_is_utf8_whatever_the_locale(tmp_path):
+    """`strategy html` in an ASCII (C) and a Latin-1 locale writes the same bytes as here: the template is
+    read, and the page written, as UTF-8, with the tree's own non-ASCII text."""
+    doc = hostile_doc("naïve — ✓ 𝄞 " + "".join(HOSTILE))
+    tree = tmp_path / "tree.json"
+    tree.write_bytes(dumps(doc))
+    want = render(doc).encode("utf-8")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
+    locales = {"C": {"LC_ALL": "C"}, "Latin-1": latin1_locale(tmp_path)}
+    for name, env in locales.items():
+        env = {**base, **env, "PYTHONUTF8": "0", "PYTHONPATH": str(ROOT)}
+        probe = subprocess.run([sys.executable, "-c", "import locale; print(locale.getpreferredencoding(False))"],
+                               check=False, env=env, capture_output=True, text=True)
+        assert probe.stdout.strip() in ({"C": ("ANSI_X3.4-1968", "ascii"), "Latin-1": ("ISO-8859-1",)}[name]), probe
+        out = tmp_path / f"page-{name}.html"
+        done = subprocess.run([sys.executable, "-m", "strategy", "html", str(tree), "-o", str(out)],
+                              check=False, env=env, capture_output=True, timeout=120)
+        assert done.returncode == 0, (name, done.stderr.decode(errors="replace"))
+        assert out.read_bytes() == want, name
