@@ -51,8 +51,8 @@ def published_key(spec: str, objective: str, consistent_only: bool) -> tuple[str
 
 
 def proven_trees() -> list[tuple[str, tree_io.TreeDoc, Stats]]:
-    """The proven trees in trees/ but the race trees, verified over every secret: (file name, tree, stats)."""
-    paths = sorted(p for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz"))
+    """The proven trees in strategy/trees/ but the race trees, verified over every secret: (file name, tree, stats)."""
+    paths = sorted(p for p in (ROOT / "strategy" / "trees").iterdir() if p.name.endswith((".json", ".json.gz"))
                    and not p.name.startswith("race-"))
     trees = [(p.name, *verify_file(p)) for p in paths]
     return [(name, doc, stats) for name, doc, stats in trees if doc.objective != "partial"]
@@ -103,7 +103,7 @@ def block_results() -> str:
 
 
 def block_format_example() -> str:
-    doc = tree_io.load(ROOT / "trees" / "bulls-4x10-total.json")
+    doc = tree_io.load(ROOT / "strategy" / "trees" / "bulls-4x10-total.json")
     stats = orjson.dumps(doc.stats).decode().replace(",", ", ").replace(":", ": ")
     first = doc.root["guess"]
     answer, child = next(iter(doc.root["next"].items()))
@@ -126,7 +126,7 @@ def _run(*args: str) -> str:
 
 
 def block_example_session() -> str:
-    tree = "trees/mastermind-4x6-total.json"
+    tree = "mastermind:4x6"
     out = ["```", f"$ strategy stats {tree}", _run("stats", tree).rstrip(),
            f"$ strategy play {tree} --secret 3321", _run("play", tree, "--secret", "3321").rstrip(), "```"]
     return "\n".join(out)
@@ -139,8 +139,8 @@ def block_protocol_session() -> str:
 
     game = parse_game("bulls:3x10")
     secret = game.parse_code("385")
-    lines = ["$ strategy play trees/bulls-3x10-total.json --protocol"]
-    player = Player.start("trees/bulls-3x10-total.json", env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    lines = ["$ strategy play bulls:3x10 --protocol"]
+    player = Player.start("bulls:3x10", env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
     def show(events) -> None:
         for e in events:

@@ -5,7 +5,18 @@ import argparse
 import random
 
 from ..rules import parse_game
-from .options import MAX_GAMES, MAX_SEED, TREE_HELP, CommandError, add_game, command, int_in, print_json, probability
+from .options import (
+    MAX_GAMES,
+    MAX_SEED,
+    TREE_HELP,
+    CommandError,
+    add_game,
+    command,
+    int_in,
+    print_json,
+    probability,
+    tree_argument,
+)
 
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
@@ -109,7 +120,7 @@ def add_commands(sub) -> None:
                 "Play a game with a person or a program. Offence: I ask from the tree, you answer. With --secret: "
                 "I answer for that secret too. --defence: I hold a secret, you ask. --race: we both ask in turn. "
                 "--protocol: one JSON object per line for programs (see the README).", cmd_play, epilog=PLAY_EPILOG)
-    p.add_argument("tree", metavar="TREE", nargs="?", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", nargs="?", help=TREE_HELP)
     p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
     p.add_argument("--all", action="store_true", help="play every secret and print the distribution")
     p.add_argument("--defence", action="store_true", help="I hold a secret, you ask")

@@ -15,7 +15,7 @@ from ..conftest import ROOT, TREES, run_cli
         (["build", "--game", "bulls:5x4", "--strategy", "minimax"], "n <= k"),
         (["build", "--game", "poker:4x10", "--strategy", "minimax"], "unknown game spec"),
         (["build", "--game", "bulls:4x10", "--strategy", "minimax", "--first", "0012"], "repeats a symbol"),
-        (["verify", "missing.json"], "cannot read tree file"),
+        (["verify", "missing.json"], "is neither a file nor a shipped tree"),
     ],
 )
 def test_bad_input_is_one_line(args, message):
