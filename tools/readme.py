@@ -413,6 +413,8 @@ def block_layout() -> str:
              *sorted((ROOT / "tests").glob("test_*.py"))]
     rows = ["| file | what it is |", "|---|---|"]
     rows += [f"| `{p.relative_to(ROOT)}` | {first_line(p)} |" for p in paths if p.name != "__main__.py"]
+    data = sorted(p for p in (ROOT / "strategy").rglob("*.*") if p.suffix in (".json", ".html"))
+    rows.append("| package data | " + ", ".join(f"`{p.relative_to(ROOT)}`" for p in data) + " |")
     return "\n".join(rows)
 
 
