@@ -15,6 +15,7 @@ from typing import Iterator, Sequence
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 GAME_NAMES = ("bulls", "mastermind")
 MAX_CODES = 1_000_000  # the one size limit: every command enumerates the codes (player, verifier, builders)
+MAX_TABLE_CODES = 50_000  # the exact engine and noisy mode keep an N×N answer table (engine.table)
 
 Code = tuple[int, ...]
 Answer = tuple[int, int]
@@ -135,14 +136,6 @@ class Game:
     def code_strings(self) -> frozenset[str]:
         """Every code as written (for fast validation of stored trees)."""
         return _code_strings(self)
-
-    def is_code(self, code: Sequence[int]) -> bool:
-        """True when `code` is a legal secret and probe of this game."""
-        if len(code) != self.length or any(not 0 <= x < self.symbols for x in code):
-            return False
-        if self.distinct and len(set(code)) != len(code):
-            return False
-        return self.leading_zero or code[0] != 0
 
     def parse_code(self, text: str) -> Code:
         """Read a code typed by a person (`0123`, ` AbF `); GameError naming the problem otherwise."""

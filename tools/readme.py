@@ -23,13 +23,13 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strategy.cli import Parser, make_parser  # noqa: E402
-from strategy.feedback_table import MAX_TABLE_CODES  # noqa: E402
-from strategy.io import tree as tree_io  # noqa: E402
-from strategy.io.files import MAX_READ_BYTES, write_atomic  # noqa: E402
-from strategy.io.verify import Stats, verify_file  # noqa: E402
-from strategy.play import session  # noqa: E402
-from strategy.rules import MAX_CODES, parse_game  # noqa: E402
+from strategy import protocol  # noqa: E402
+from strategy.cli import make_parser  # noqa: E402
+from strategy.cli.options import Parser  # noqa: E402
+from strategy.files import MAX_READ_BYTES, write_atomic  # noqa: E402
+from strategy.rules import MAX_CODES, MAX_TABLE_CODES, parse_game  # noqa: E402
+from strategy.tree import format as tree_io  # noqa: E402
+from strategy.tree.verify import Stats, verify_file  # noqa: E402
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -309,7 +309,7 @@ def block_protocol_events() -> str:
     return "\n".join(out)
 
 
-EXIT_MEANINGS = {  # the player's exit statuses (strategy.play.session), in words
+EXIT_MEANINGS = {  # the player's exit statuses (strategy.protocol, their one home), in words
     "EXIT_SOLVED": "solved (in defence: you solved; in a race: the race was decided)",
     "EXIT_BAD_INPUT": "bad input: options, files, a tree that does not cover the answers",
     "EXIT_QUIT": "quit",
@@ -321,7 +321,7 @@ EXIT_MEANINGS = {  # the player's exit statuses (strategy.play.session), in word
 def block_protocol_exits() -> str:
     """The `exit` values the schema allows for the `end` event, named by the player's own constants."""
     allowed = orjson.loads(schema_path("protocol.schema.json").read_bytes())["$defs"]["end"]["properties"]["exit"]["enum"]
-    names = {getattr(session, name): name for name in EXIT_MEANINGS}
+    names = {getattr(protocol, name): name for name in EXIT_MEANINGS}
     missing = [code for code in allowed if code not in names]
     if missing or len(names) != len(EXIT_MEANINGS) or set(names) != set(allowed):
         raise SystemExit(f"the protocol schema's exit statuses {allowed} and the player's {sorted(names)} differ")
@@ -410,7 +410,7 @@ def first_line(path: Path) -> str:
 def block_layout() -> str:
     """Every module of the package, script of tools/ and test file, with the first paragraph of its docstring."""
     paths = [*sorted((ROOT / "strategy").rglob("*.py")), *sorted((ROOT / "tools").glob("*.py")),
-             *sorted((ROOT / "tests").glob("test_*.py"))]
+             *sorted((ROOT / "tests").rglob("test_*.py"))]
     rows = ["| file | what it is |", "|---|---|"]
     rows += [f"| `{p.relative_to(ROOT)}` | {first_line(p)} |" for p in paths if p.name != "__main__.py"]
     data = sorted(p for p in (ROOT / "strategy").rglob("*.*") if p.suffix in (".json", ".html"))

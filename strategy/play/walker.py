@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..io.tree import Node, TreeDoc, load, path_text
 from ..rules import Answer, Code, Game, feedback
+from ..tree.format import Node, TreeDoc, load, path_text
 
 History = list[tuple[str, str]]  # (question, answer) as written: ("0123", "1,2")
 
