@@ -1,4 +1,4 @@
-"""Every tree in trees/ solves every secret, and shows the figures its proof claims."""
+"""Every tree in strategy/trees/ solves every secret, and shows the figures its proof claims."""
 from __future__ import annotations
 
 import contextlib
