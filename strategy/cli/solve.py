@@ -35,6 +35,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from ..tree.format import TreeDoc, TreeError, load, save
     from ..tree.report import stats_json, summary_line
     from ..tree.verify import measure, verify
+    from ..warmup import in_background
 
     game = parse_game(args.game)
     needs_output_for_json(args)
@@ -65,6 +66,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 if stage not in known_bounds or bound.value > known_bounds[stage].value:
                     known_bounds[stage] = bound
     warmed_up("search", not args.json)  # after every check of the input: a wrong argument does not wait for it
+    in_background("fallback")
     try:
         report = solve_game(gt, objective, resources, progress=not args.quiet and not args.json,
                             on_start=None if args.json else log, incumbents=[doc.root for _, doc in given],
