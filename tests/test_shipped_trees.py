@@ -184,17 +184,21 @@ def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
     assert 0 <= bound <= value
 
 
-PROGRESS = sorted(p for p in (TREES / "progress").glob("*.db.xz") if p.name.count(".") == 2)  # not the later chunks
+PROGRESS = sorted(p for p in (ROOT / "trees" / "progress").glob("*.db.xz")  # the first chunks, not the later ones
+                  if p.name.count(".") == 2)
 
 
 def test_each_frontier_solve_keeps_its_endgames_in_a_store_of_its_own(tool, checkout):
-    """--improve keys its sets by the best tree's depth-capped objective, which the solve never reads: its store is
-    another file, named after the solve's, whose chunks ship and restore for the same solves."""
+    """improve keys its sets by the best tree's depth-capped objective, which the solve never reads: its store is
+    another file, named after the solve's, whose chunks ship and restore for the same solves. The store of every
+    unfinished solve ships (and the test below restores each)."""
     for name, args in checkout.frontier.items():
         store, endgames = tool.store_path(args), tool.endgame_store(args)
         assert endgames.parent == store.parent and endgames.name == f"{store.stem}-endgames.db"
         assert name in checkout.sharing(endgames) and checkout.sharing(endgames) == checkout.sharing(store)
         assert not set(checkout.shipped_chunks(store)) & set(checkout.shipped_chunks(endgames))
+        if checkout.best_found_path(name).exists():
+            assert checkout.shipped_chunks(store) and checkout.shipped_chunks(store)[0] in PROGRESS, name
 
 
 @pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
@@ -214,7 +218,7 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
     args = here.frontier[users[0]]
     store = Store(path, parse_game(args[args.index("--game") + 1]), "--consistent-only" in args)
     # a solve's store: the parts of a first probe are solved exactly, bounds come later; an endgames store (of
-    # --improve): an answer per endgame finished, a bound where the tree's own subtree was optimal already
+    # improve): an answer per endgame finished, a bound where the tree's own subtree was optimal already
     assert (len(store) if path.stem.endswith("-endgames") else store.count(exact=True)) >= 1
     store.close()
     for name in unfinished:
@@ -447,7 +451,7 @@ def _greedy_best_found(here, strategy: str, generator: dict):
 
 
 def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path):
-    """--bound K records the deepest lookahead level that finished and takes its bound when it is higher than
+    """bound K records the deepest lookahead level that finished and takes its bound when it is higher than
     the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
     from strategy.search import objectives
     from strategy.search.lookahead import lookahead_bound
@@ -567,7 +571,7 @@ def _least_total_best_found(here):
 
 
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path):
-    """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
+    """improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
     from strategy.search.store import Store
 
@@ -597,7 +601,7 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
 
 
 def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endgames(tool, tmp_path):
-    """--pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
+    """pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
     endgames store) and keeps the cheaper merge of the two, with the pilot's record, the endgames' record gathered
     again from the store and the proven bound unchanged; a tree bounded on a fewest-at-D stage is left alone."""
     here = in_folder(tool, tmp_path)
