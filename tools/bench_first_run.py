@@ -7,7 +7,7 @@ folder with NUMBA_CACHE_DIR pointing at an empty one: what a user waits for righ
 run the tests (the test command compiles into the same cache, and the main job then takes seconds). Each figure
 is the wall time and the CPU time of both processes together. --peer runs the same job with another checkout of
 the project (say a `git worktree add /tmp/old COMMIT`), alternating with this one, so that both are measured in
-one run on the same machine; --write keeps the table in tools/results/first-run.md.
+one run on the same machine; --write keeps the table in tools/results/cold-start.md.
 """
 from __future__ import annotations
 
@@ -44,13 +44,22 @@ def first_run(checkout: Path) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def revision(checkout: Path) -> str:
+    """The commit a checkout holds, for the table (not its path on this machine)."""
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or checkout.name
+
+
 def main() -> None:
     parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--peer", metavar="CHECKOUT", help="another checkout of the project, run alternately")
     parser.add_argument("--runs", type=int, default=1, help="runs of each (default 1: each run compiles everything)")
-    parser.add_argument("--write", action="store_true", help="save the table in tools/results/first-run.md")
+    parser.add_argument("--write", action="store_true", help="save the table in tools/results/cold-start.md")
     args = parser.parse_args()
-    sides = {"this checkout": ROOT, **({f"peer {args.peer}": Path(args.peer).resolve()} if args.peer else {})}
+    sides = {"this checkout": ROOT, **({f"commit {revision(Path(args.peer))}": Path(args.peer).resolve()}
+                                       if args.peer else {})}
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
     for _ in range(args.runs):
         for name, checkout in sides.items():
@@ -64,7 +73,7 @@ def main() -> None:
         ours, theirs = (statistics.median(w for w, _ in runs) for runs in figures.values())
         print(f"ratio (this checkout / peer): {ours / theirs:.2f}x wall")
     if args.write:
-        write_table("first-run", "The first run: the README's main job on an empty numba cache (tools/bench_first_run.py)",
+        write_table("cold-start", "The first run: the README's main job on an empty numba cache (tools/bench_first_run.py)",
                     ["code", "wall time (median)", "CPU time of its processes (median)", "runs"], rows,
                     f"`strategy solve --game bulls:4x10 -o bulls4.json && strategy table bulls4.json` in a new folder "
                     f"with an empty NUMBA_CACHE_DIR, on {os.cpu_count()} cores with a 5-minute load average of "

@@ -271,6 +271,16 @@ def test_solve_and_build_json(tmp_path):
     assert r.returncode == 0 and doc["stats"]["total"] == 5801 and doc["stats"]["worst"] == 5 and r.stderr == ""
 
 
+def test_help_lists_the_commands_in_an_event():
+    player = start(TREE3)
+    player.until_await()
+    helped = [e for e in player.send("help") if e.kind == "help"]
+    assert helped and "correct NUMBER ANSWER" in helped[0].fields["commands"]
+    player.process.stdin.write("q\n")
+    player.process.stdin.flush()
+    assert close(player) == 3
+
+
 def test_every_event_kind_was_produced_and_valid():
     """Runs last in this module: the sessions above produced every event the schema defines."""
     assert SEEN == set(SCHEMA["$defs"]), set(SCHEMA["$defs"]) - SEEN
