@@ -21,9 +21,10 @@ def _symbol_counts(cols, k):
     """(symbols, n) uint8: occurrences of each symbol in each code."""
     L, n = cols.shape
     counts = np.zeros((k, n), dtype=np.uint8)
-    for i in range(n):
-        for j in range(L):
-            counts[cols[j, i], i] += 1
+    for j in range(L):
+        row = cols[j]
+        for i in range(n):
+            counts[row[i], i] += 1
     return counts
 
 
@@ -55,32 +56,27 @@ def _keys(cols, counts, probe, pcount, distinct, width):
 def _select(index, cols, counts, keys, key):
     """The codes whose key is `key`: their index, columns and counts, compacted."""
     n = keys.shape[0]
+    where = np.empty(n, dtype=np.int64)
     m = 0
     for i in range(n):
+        where[m] = i
         m += keys[i] == key
     L, k = cols.shape[0], counts.shape[0]
     out_index = np.empty(m, dtype=index.dtype)
     out_cols = np.empty((L, m), dtype=np.uint8)
     out_counts = np.empty((k, m), dtype=np.uint8)
-    t = 0
-    for i in range(n):
-        if keys[i] == key:
-            out_index[t] = index[i]
-            t += 1
+    for t in range(m):
+        out_index[t] = index[where[t]]
     for j in range(L):
-        t = 0
         row = cols[j]
-        for i in range(n):
-            if keys[i] == key:
-                out_cols[j, t] = row[i]
-                t += 1
+        out = out_cols[j]
+        for t in range(m):
+            out[t] = row[where[t]]
     for x in range(k):
-        t = 0
         row = counts[x]
-        for i in range(n):
-            if keys[i] == key:
-                out_counts[x, t] = row[i]
-                t += 1
+        out = out_counts[x]
+        for t in range(m):
+            out[t] = row[where[t]]
     return out_index, out_cols, out_counts
 
 
@@ -129,6 +125,10 @@ def class_table(cols, counts, lut, width, distinct):
     return table
 
 
+FIRST_PARTS = 32  # the parts of every code by the first answers given, kept for the next game (`new`)
+_FIRST: dict = {}
+
+
 # -- candidate sets -----------------------------------------------------------------------------------
 
 
@@ -140,9 +140,17 @@ class LiveCandidates(Candidates):
                      self.game.distinct, self.game.length + 1)
 
     def narrow(self, probe: Code, answer: Answer) -> "LiveCandidates":
+        whole = len(self) == self.game.count()
+        if whole and (self.game, probe, answer) in _FIRST:  # games in one process mostly ask the same first question
+            return _FIRST[self.game, probe, answer]
         keys = self.answer_keys(probe)
-        return LiveCandidates(self.game, *_select(self.index, self.cols, self.counts, keys,
-                                                  np.int16(self.key_of(self.game, answer))))
+        out = LiveCandidates(self.game, *_select(self.index, self.cols, self.counts, keys,
+                                                 np.int16(self.key_of(self.game, answer))))
+        if whole:
+            if len(_FIRST) >= FIRST_PARTS:
+                _FIRST.clear()
+            _FIRST[self.game, probe, answer] = out
+        return out
 
     def take(self, which: np.ndarray) -> "LiveCandidates":
         return LiveCandidates(self.game, self.index[which], np.ascontiguousarray(self.cols[:, which]),

@@ -33,7 +33,7 @@ from .candidates import Candidates
 from .walker import Conflict, Contradiction, History, Walker, explain
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
-DEDUP_PAIRS = 40_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates)
+DEDUP_PAIRS = 10_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates)
 SAMPLE_SECRETS = 4000  # secrets a greedy question is scored on
 POOL_CANDIDATES = 600  # candidates tried as questions
 POOL_OTHERS = 600  # other codes tried as questions
