@@ -15,6 +15,7 @@ answer, the live player at its start; neither needs numba for it.
 from __future__ import annotations
 
 import functools
+import threading
 import itertools
 from dataclasses import dataclass
 
@@ -161,9 +162,17 @@ def _answer_from_key(game: Game, key: int) -> Answer:
     return hits, common - hits
 
 
-@functools.lru_cache(maxsize=2)
+_BUILDING = threading.Lock()
+
+
 def every(game: Game) -> Candidates:
     """Every code of the game as a candidate set (built once per process for the last two games)."""
+    with _BUILDING:  # the first question's thread may be building it
+        return _every(game)
+
+
+@functools.lru_cache(maxsize=2)
+def _every(game: Game) -> Candidates:
     codes = all_codes(game)
     cols = np.ascontiguousarray(codes.T)
     counts = np.zeros((game.symbols, codes.shape[0]), dtype=np.uint8)

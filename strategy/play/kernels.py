@@ -8,6 +8,7 @@ and the answer table of a small universe of codes.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numba
 import numpy as np
@@ -164,9 +165,17 @@ def _probe_counts(game: Game, probe: Code) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=1)
+_BUILDING = threading.Lock()
+
+
 def every(game: Game) -> LiveCandidates:
     """Every code of the game (built once per process, for the last game asked)."""
+    with _BUILDING:  # the first question's thread may be building it
+        return _every(game)
+
+
+@functools.lru_cache(maxsize=1)
+def _every(game: Game) -> LiveCandidates:
     cols = np.ascontiguousarray(all_codes(game).T)
     counts = _symbol_counts(cols, game.symbols)
     dtype = np.int32 if cols.shape[1] < 2**31 else np.int64

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..rules import Answer, Code, Game, GameError
 from .candidates import Candidates
-from .walker import Conflict, Contradiction, History, Walker, explain
+from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
 DEDUP_PAIRS = 10_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates)
@@ -125,7 +125,7 @@ def _layout(game: Game, codes: list[Code]) -> tuple[np.ndarray, np.ndarray]:
 class Plan:
     """A proven minimum-total subtree, followed from the position where it was searched."""
 
-    at: int  # questions asked before its root
+    before: list  # the questions and answers before its root, (code, answer) pairs
     root: dict
     value: int
     secrets: int
@@ -183,10 +183,11 @@ class LiveChooser:
     def _follow(self, history: list[tuple[Code, Answer]]) -> Code | None:
         """The plan's question after `history`, if the history went down the plan from its root."""
         plan = self.plan
-        if plan is None or len(history) < plan.at:
+        at = 0 if plan is None else len(plan.before)
+        if plan is None or len(history) < at or history[:at] != plan.before:
             return None
         node = plan.root
-        for q, a in history[plan.at:]:
+        for q, a in history[at:]:
             if node["guess"] != self.game.format_code(q):
                 return None
             node = node.get("next", {}).get(self.game.format_answer(a))
@@ -230,7 +231,7 @@ class LiveChooser:
             root = engine.extract(S, d, int(value), hist, engine.root_branching)
         except Stopped:
             return None
-        self.plan = Plan(d, root, int(value), len(cands))
+        self.plan = Plan(list(history), root, int(value), len(cands))
         return game.read_code(root["guess"])
 
     # -- greedy -----------------------------------------------------------------------------------
@@ -278,6 +279,7 @@ class LiveWalker:
 
     def first_guess(self) -> str:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
+        prepare(self.start)
         if self.tree is not None:
             return self.tree.root["guess"]
         if self.game.count() <= EXACT_MAX:

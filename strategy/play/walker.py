@@ -61,7 +61,9 @@ class Walker:
         return [(self.game.parse_code(q), self.game.parse_answer(a)) for q, a in history]
 
     def first_guess(self) -> str:
-        """The first question: the root's (no candidate is listed before the first answer)."""
+        """The first question: the root's (no candidate is listed before the first answer, which the
+        candidates are made ready for meanwhile)."""
+        prepare(self.start)
         return self.root["guess"]
 
     def start(self):
@@ -132,6 +134,14 @@ class Walker:
     def conflict(self, history: History) -> Conflict:
         """Explain a contradiction: a minimal set of answers that cannot all hold, and single-answer repairs."""
         return explain(history, lambda h: len(self.narrowed(h)))
+
+
+def prepare(make: Callable[[], object]) -> None:
+    """Call `make` in a daemon thread: the candidates (NumPy, and numba for live play) load while the person
+    thinks about the first question; a program that answers at once waits for the rest, as it would have."""
+    import threading
+
+    threading.Thread(target=make, daemon=True).start()
 
 
 def explain(history: History, left: Callable[[History], int]) -> Conflict:
