@@ -34,9 +34,9 @@ from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
 DEDUP_PAIRS = 10_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates)
-SAMPLE_SECRETS = 4000  # secrets a greedy question is scored on
-POOL_CANDIDATES = 600  # candidates tried as questions
-POOL_OTHERS = 600  # other codes tried as questions
+SAMPLE_SECRETS = 2500  # secrets a greedy question is scored on
+POOL_CANDIDATES = 500  # candidates tried as questions
+POOL_OTHERS = 500  # other codes tried as questions
 FIRST_SAMPLE = 4096  # secrets the classes of first questions are scored on
 UNIVERSE_MAX = 3000  # ... and the candidates with one probe per partition of them are at most this many codes
 EXACT_SECONDS = 0.6  # an exact search still running after this long is dropped for the greedy rule
@@ -246,10 +246,11 @@ class LiveChooser:
         secrets = np.arange(n) if n <= SAMPLE_SECRETS else np.sort(rng.choice(n, SAMPLE_SECRETS, replace=False))
         as_probes = secrets if len(secrets) <= POOL_CANDIDATES else np.sort(
             rng.choice(len(secrets), POOL_CANDIDATES, replace=False))
-        count = game.count()
-        others = [game.code_at(int(i)) for i in rng.integers(0, count, size=min(POOL_OTHERS, count))]
-        cols = np.concatenate([cands.cols[:, secrets],
-                               np.array(others, dtype=np.uint8).reshape(len(others), game.length).T], axis=1)
+        from .kernels import every
+
+        space = every(game)
+        others = rng.integers(0, len(space), size=min(POOL_OTHERS, len(space)))
+        cols = np.concatenate([cands.cols[:, secrets], space.cols[:, others]], axis=1)
         codes = np.ascontiguousarray(cols.T)
         layout = greedy.code_layout(codes, game.symbols)
         m = len(secrets)
