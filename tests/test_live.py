@@ -8,7 +8,7 @@ import pytest
 
 from strategy.feedback_table import game_table
 from strategy.play import kernels
-from strategy.play.candidates import Candidates, all_codes, every
+from strategy.play.candidates import Candidates, every
 from strategy.play.live import EXACT_MAX, LiveWalker, first_classes, play_out
 from strategy.rules import MAX_CODES, MAX_LIVE_CODES, Game, GameError, feedback, parse_game
 from strategy.search.solve import solve_game
@@ -16,20 +16,24 @@ from strategy.search.solve import solve_game
 SMALL = ["bulls:3x5", "bulls:3x5:nz", "bulls:4x6:nz", "mastermind:3x4", "mastermind:2x5", "bulls:2x3:nz"]
 
 
-@pytest.mark.parametrize("spec", SMALL)
+@pytest.mark.parametrize("spec", SMALL + ["bulls:1x1", "mastermind:1x3"])
 def test_codes_in_the_games_order_with_ranks(spec):
     game = parse_game(spec)
     codes = game.codes()
-    assert [tuple(c) for c in all_codes(game).tolist()] == codes
+    live = kernels.every(game)
+    assert list(live) == codes and live.index.tolist() == list(range(len(codes)))
+    assert all(live.counts[:, i].tolist() == [c.count(x) for x in range(game.symbols)] for i, c in enumerate(codes))
     assert all(game.rank(c) == i and game.code_at(i) == c for i, c in enumerate(codes))
-    assert game.rank((0,) * game.length) == (-1 if game.distinct else 0)
+    zeros = (0,) * game.length
+    assert game.rank(zeros) == (codes.index(zeros) if zeros in codes else -1)
 
 
 def test_big_games_enumerate_in_order_without_tuples():
-    game = parse_game("bulls:7x8", MAX_LIVE_CODES)  # 40320 codes: prefix x suffix blocks
-    codes = all_codes(game)
-    assert [tuple(c) for c in codes[::997].tolist()] == [game.code_at(i) for i in range(0, game.count(), 997)]
-    keys = codes.astype(np.int64) @ (8 ** np.arange(6, -1, -1))
+    game = parse_game("bulls:8x9:nz", MAX_LIVE_CODES)  # 322560 codes
+    live = kernels.every(game)
+    assert len(live) == game.count()
+    assert [live[i] for i in range(0, len(live), 9973)] == [game.code_at(i) for i in range(0, game.count(), 9973)]
+    keys = live.cols.T.astype(np.int64) @ (9 ** np.arange(7, -1, -1))
     assert bool((np.diff(keys) > 0).all())
 
 

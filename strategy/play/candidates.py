@@ -8,58 +8,19 @@ min(candidate's count of x, probe's count of x), which is `rules.feedback`'s mul
 tests compare the two on every pair of small games). Filtering bulls 10 of 10 (3,628,800 codes) by
 one answer takes milliseconds and no table: memory is O(codes).
 
-The codes are enumerated here in the order of `Game.codes()` (lexicographic; a code's index is its
-rank), without building Python tuples. NumPy only: the tree player loads this module at its first
-answer, the live player at its start; neither needs numba for it.
+A candidate's index is its rank in `Game.codes()` (lexicographic). NumPy only: the tree player loads this
+module at its first answer and lists the codes from `Game.codes()` (games of at most 1,000,000 codes);
+live play enumerates millions of codes with its compiled kernels (`kernels.every`).
 """
 from __future__ import annotations
 
 import functools
 import threading
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..rules import ALPHABET, Answer, Code, Game
-
-
-SMALL = 5040  # games up to this many codes are enumerated directly; larger ones as prefix x suffix
-
-
-def all_codes(game: Game) -> np.ndarray:
-    """Every code of the game as an (N, length) uint8 array, in the order of `Game.codes()`."""
-    codes = _codes(game.name, game.length, game.symbols)
-    if not game.leading_zero:
-        codes = codes[codes[:, 0] != 0]
-    return codes
-
-
-@functools.lru_cache(maxsize=16)
-def _codes(name: str, n: int, k: int) -> np.ndarray:
-    """Codes of n symbols of k (leading zero allowed) in lexicographic order, as prefix x suffix blocks:
-    each prefix followed by every suffix in order. With distinct symbols a suffix is a code of ranks, drawn
-    from the symbols its prefix leaves, in increasing order (so the blocks stay in lexicographic order)."""
-    distinct = name == "bulls"
-    count = 1
-    for i in range(n):
-        count *= (k - i) if distinct else k
-    if count <= SMALL or n == 1:
-        it = itertools.permutations(range(k), n) if distinct else itertools.product(range(k), repeat=n)
-        return np.array(list(it), dtype=np.uint8).reshape(count, n)
-    head = n // 2
-    prefix = _codes(name, head, k)
-    out = np.empty((len(prefix), count // len(prefix), n), dtype=np.uint8)
-    out[:, :, :head] = prefix[:, None, :]
-    if not distinct:
-        out[:, :, head:] = _codes(name, n - head, k)[None, :, :]
-        return out.reshape(count, n)
-    ranks = _codes(name, n - head, k - head)  # (B, n - head): ranks among the k - head free symbols
-    used = np.zeros((len(prefix), k), dtype=bool)
-    used[np.arange(len(prefix))[:, None], prefix] = True
-    free = np.nonzero(~used)[1].astype(np.uint8).reshape(len(prefix), k - head)  # free symbols, increasing
-    out[:, :, head:] = free[:, ranks]  # (A, B, n - head)
-    return out.reshape(count, n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,7 +134,7 @@ def every(game: Game) -> Candidates:
 
 @functools.lru_cache(maxsize=2)
 def _every(game: Game) -> Candidates:
-    codes = all_codes(game)
+    codes = np.array(game.codes(), dtype=np.uint8).reshape(game.count(), game.length)
     cols = np.ascontiguousarray(codes.T)
     counts = np.zeros((game.symbols, codes.shape[0]), dtype=np.uint8)
     for x in range(game.symbols):

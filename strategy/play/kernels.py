@@ -14,7 +14,51 @@ import numba
 import numpy as np
 
 from ..rules import Answer, Code, Game
-from .candidates import Candidates, all_codes
+from .candidates import Candidates
+
+
+@numba.njit(cache=True)
+def _enumerate(n, k, distinct, first, count):
+    """Every code in lexicographic order, as columns (n, count) and symbol counts (k, count): an odometer
+    (Mastermind) or the next partial permutation (bulls) per code, from `first` at position 0 (1: no
+    leading zero). The order of `Game.codes()`, without a Python tuple."""
+    cols = np.empty((n, count), dtype=np.uint8)
+    counts = np.zeros((k, count), dtype=np.uint8)
+    code = np.zeros(n, dtype=np.int64)
+    used = np.zeros(k, dtype=np.int64)
+    # the lowest code
+    for j in range(n):
+        x = first if j == 0 else 0
+        if distinct:
+            while used[x]:
+                x += 1
+        code[j] = x
+        used[x] += 1
+    for i in range(count):
+        for j in range(n):
+            cols[j, i] = code[j]
+            counts[code[j], i] += 1
+        # the next code: the last position that can take a larger symbol, then the lowest fill
+        j = n - 1
+        while j >= 0:
+            used[code[j]] -= 1
+            x = code[j] + 1
+            if distinct:
+                while x < k and used[x]:
+                    x += 1
+            if x < k:
+                code[j] = x
+                used[x] += 1
+                for t in range(j + 1, n):
+                    y = 0
+                    if distinct:
+                        while used[y]:
+                            y += 1
+                    code[t] = y
+                    used[y] += 1
+                break
+            j -= 1
+    return cols, counts
 
 
 @numba.njit(cache=True)
@@ -176,7 +220,6 @@ def every(game: Game) -> LiveCandidates:
 
 @functools.lru_cache(maxsize=1)
 def _every(game: Game) -> LiveCandidates:
-    cols = np.ascontiguousarray(all_codes(game).T)
-    counts = _symbol_counts(cols, game.symbols)
+    cols, counts = _enumerate(game.length, game.symbols, game.distinct, 0 if game.leading_zero else 1, game.count())
     dtype = np.int32 if cols.shape[1] < 2**31 else np.int64
     return LiveCandidates(game, np.arange(cols.shape[1], dtype=dtype), cols, counts)

@@ -267,6 +267,8 @@ class LiveChooser:
 class LiveWalker:
     """What the session asks of a walker, for live play: candidates, the next question, conflicts."""
 
+    objective = "live"  # what the `ready` event names: questions chosen at play time
+
     def __init__(self, game: Game, seed: int = 0, tree: Walker | None = None):
         self.game = game
         self.tree = tree
@@ -282,9 +284,11 @@ class LiveWalker:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
         prepare(self.start)
         if self.tree is not None:
+            self.chooser.last = "tree"
             return self.tree.root["guess"]
         if self.game.count() <= EXACT_MAX:
             return self.next_guess([])
+        self.chooser.last = "first"
         return self.game.format_code(first_question(self.game, self.chooser.seed))
 
     def probe(self, guess: str) -> Code:

@@ -134,6 +134,8 @@ class Asker:
             guess = self.walker.first_guess()  # before any answer: no candidates to list yet
         else:
             guess = self.walker.next_guess(self.history, self.cands)
+        if chosen is None and self.guesser is None and hasattr(self.walker, "chooser"):
+            extra = {"by": self.walker.chooser.last}  # live play: how the question was chosen
         self.pending = guess
         code = self.game.read_code(guess)
         may_be = True if self._cands is None else code in self._cands  # every code may be it before any answer
@@ -291,8 +293,9 @@ def refused(text: str, reason: str) -> dict:
 
 
 def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> dict:
+    objective = getattr(walker, "objective", None) or (walker.doc.objective if walker else None)
     return event("ready", protocol=PROTOCOL_VERSION, mode=mode, game=game.spec, secrets=game.count(), tree=tree,
-                 objective=walker.doc.objective if walker else None)
+                 objective=objective)
 
 
 def serve(channel: Channel, game: Game, play: Callable[[Code | None], int], secret: Code | None) -> int:
