@@ -122,3 +122,94 @@ def test_limits_each_mode_its_own():
     with pytest.raises(GameError, match="1,000,000"):
         Game("bulls", 10, 10).codes()  # no list of millions of tuples, ever
     assert MAX_CODES < MAX_LIVE_CODES
+
+
+# -- the command line (play --game G without a tree) ---------------------------------------------------
+
+from strategy.protocol import Player  # noqa: E402
+
+from .conftest import ROOT, run_cli  # noqa: E402
+from .test_protocol import checked, close  # noqa: E402
+
+ENV = dict(__import__("os").environ, PYTHONPATH=str(ROOT))
+TEN = "bulls:10x10"
+
+
+def test_ten_of_ten_auto_through_the_protocol():
+    """Offence on bulls 10 of 10 with the secret given: every question live, every event in the schema."""
+    with Player.start("--game", TEN, "--secret", "9876543210", env=ENV) as player:
+        assert player.ready.mode == "auto" and player.ready.objective == "live" and player.ready.secrets == 3_628_800
+        solved = player.next("solved")
+        assert solved.code == "9876543210" and solved.questions <= 14
+        questions = [e for e in player.log if e.kind == "question"]
+        assert questions[0].by == "first" and {q.by for q in questions[1:]} <= {"greedy", "exact", "last"}
+    checked(player.log)
+
+
+def test_ten_of_ten_offence_defence_and_race_by_hand_through_the_protocol():
+    game = parse_game(TEN, MAX_LIVE_CODES)
+    secret = game.code_at(2_000_000)
+    with Player.start("--game", TEN, "--seed", "3", env=ENV) as player:  # offence: this test answers
+        events = player.until_await()
+        for _ in range(3):
+            code = [e for e in events if e.kind == "question"][-1].code
+            events = player.answer(*feedback(secret, game.read_code(code)))
+        answers = [e for e in player.log if e.kind == "answer"]
+        assert len(answers) == 3 and answers[-1].candidates < 200_000
+        assert player.undo()[0].kind == "undone"
+    assert close(player) == 4
+    with Player.start("--defence", "--game", TEN, "--secret", "0123456789", env=ENV) as player:
+        player.until_await()
+        reply = player.ask("1023456789")
+        assert [(e.hits, e.blows) for e in reply if e.kind == "answer_to_your_question"] == [(8, 2)]
+        assert player.ask("0123456789")[0].kind == "answer_to_your_question"
+    assert close(player) == 0
+    with Player.start("--race", "--game", TEN, "--secret", "0123456789", "--seed", "1", env=ENV) as player:
+        player.until_await()
+        events = player.ask("9876543210")  # my question; then the player asks and waits for my answer
+        asked = [e for e in events if e.kind == "question"]
+        assert asked and asked[0].by == "first"
+        events = player.answer(*feedback((1, 0, 2, 3, 4, 5, 6, 7, 8, 9), game.read_code(asked[0].code)))
+        assert [e for e in events if e.kind == "race"][0].my_questions == 1
+    assert close(player) == 4
+
+
+def test_ten_of_ten_by_hand_in_text():
+    r = run_cli("play", "--game", TEN, "--seed", "2", input="2,8\n")
+    assert r.returncode == 4, r.stderr
+    assert "(remaining 3628800) Is your number 0123456789?" in r.stdout
+    assert "(remaining 667485) Is your number" in r.stdout  # 2 hits: C(10, 2) x 14833 derangements of 8
+
+
+def test_a_sample_where_all_cannot_go():
+    r = run_cli("play", "--game", "bulls:8x10", "--all", "--sample", "20", "--seed", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    report = __import__("json").loads(r.stdout)
+    assert report["secrets"] == 20 and report["sampled"] and report["seed"] == 4
+    low, high = report["interval95"]
+    assert low < report["average"] < high and report["worst"] <= 14
+    again = run_cli("play", "--game", "bulls:8x10", "--all", "--sample", "20", "--seed", "4", "--json")
+    assert again.stdout == r.stdout  # seeded
+    text = run_cli("play", "--game", "bulls:8x10", "--all", "--sample", "5")
+    assert "95% interval" in text.stdout and text.returncode == 0
+    one = run_cli("play", "--game", "bulls:8x10", "--all")
+    assert one.returncode == 2 and "--sample N" in one.stderr and len(one.stderr.strip().splitlines()) == 1
+
+
+def test_every_secret_of_a_small_game_live():
+    r = run_cli("play", "--game", "bulls:3x6", "--all", "--json")
+    assert r.returncode == 0, r.stderr
+    report = __import__("json").loads(r.stdout)
+    assert report["total"] == 436 and not report["sampled"]
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["play", "--game", "bulls:10x36"], "up to 10,000,000"),
+    (["play", "--defence", "--game", "mastermind:9x9"], "up to 10,000,000"),
+    (["play", "--game", "mastermind:22x2"], "at most 255"),
+    (["build", "--game", "bulls:10x10", "--strategy", "entropy"], "up to 1,000,000 codes"),
+    (["play", "--game", "bulls:10x10", "--noise", "0.1"], "codes"),
+])
+def test_games_beyond_a_mode_are_refused_in_one_line(args, expect):
+    r = run_cli(*args, timeout=60)
+    assert r.returncode == 2 and expect in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -23,7 +23,7 @@ from strategy.feedback_table import MAX_TABLE_CODES  # noqa: E402
 from strategy.io import tree as tree_io  # noqa: E402
 from strategy.io.files import write_atomic  # noqa: E402
 from strategy.io.verify import Stats, verify_file  # noqa: E402
-from strategy.rules import MAX_CODES  # noqa: E402
+from strategy.rules import MAX_CODES, MAX_LIVE_CODES  # noqa: E402
 
 README = ROOT / "README.md"
 RESULTS = ROOT / "tools" / "results"
@@ -61,7 +61,11 @@ def proven_trees() -> list[tuple[str, tree_io.TreeDoc, Stats]]:
 
 def block_limits() -> str:
     return (f"| what | limit |\n|---|---|\n"
-            f"| codes of any game (every command: play, verify, build, export) | {MAX_CODES:,} |\n"
+            f"| codes of a game played without a tree file (`play --game G`: offence, auto, defence, race, "
+            f"protocol, `--all --sample N`) | {MAX_LIVE_CODES:,} |\n"
+            f"| codes of a game for every other command and mode (tree files, verify, build, export) "
+            f"| {MAX_CODES:,} |\n"
+            f"| answers of a game played without a tree file (Mastermind up to 21 pegs) | 255 |\n"
             f"| codes of a game for the exact search and noisy mode (they keep the N×N answer table) | {MAX_TABLE_CODES:,} |\n"
             f"| size of a tree file read (also once unpacked from gzip) | 512 MB |")
 
@@ -172,7 +176,7 @@ def result_tables(prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> s
     return "\n\n".join(p.read_text().rstrip() for p in paths) or "(not run yet)"
 
 
-TABLES = ("race-", "league-", "frontier-")
+TABLES = ("race-", "league-", "frontier-", "vs-", "live")
 
 
 def block_benchmarks() -> str:
@@ -189,6 +193,7 @@ BLOCKS = {
     "race": lambda: result_tables(("race-",)),
     "league": lambda: result_tables(("league-",)),
     "frontier": lambda: result_tables(("frontier-",)),
+    "live": lambda: result_tables(("vs-", "live")),
 }
 PATTERN = re.compile(r"(<!-- begin (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 
