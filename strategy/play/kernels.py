@@ -18,12 +18,16 @@ from .candidates import Candidates
 
 
 @numba.njit(cache=True)
-def _enumerate(n, k, distinct, first, count):
-    """Every code in lexicographic order, as columns (n, count) and symbol counts (k, count): an odometer
+def _enumerate(n, k, distinct, first, count, probe, pcount, width, key):
+    """Every code in lexicographic order, as ranks, columns (n, m) and symbol counts (k, m): an odometer
     (Mastermind) or the next partial permutation (bulls) per code, from `first` at position 0 (1: no
-    leading zero). The order of `Game.codes()`, without a Python tuple."""
+    leading zero). The order of `Game.codes()`, without a Python tuple. With a `probe` (else empty), only
+    the codes whose answer key to it is `key`: the first answer's candidates, with no list of every code."""
+    filtering = probe.shape[0] > 0
+    index = np.empty(count, dtype=np.int32)
     cols = np.empty((n, count), dtype=np.uint8)
     counts = np.zeros((k, count), dtype=np.uint8)
+    m = 0
     code = np.zeros(n, dtype=np.int64)
     used = np.zeros(k, dtype=np.int64)
     # the lowest code
@@ -35,9 +39,22 @@ def _enumerate(n, k, distinct, first, count):
         code[j] = x
         used[x] += 1
     for i in range(count):
-        for j in range(n):
-            cols[j, i] = code[j]
-            counts[code[j], i] += 1
+        keep = True
+        if filtering:
+            hits = 0
+            common = 0
+            for j in range(n):
+                hits += code[j] == probe[j]
+            for x in range(k):
+                if pcount[x] and used[x]:
+                    common += min(pcount[x], used[x])
+            keep = hits * width + common == key
+        if keep:
+            index[m] = i
+            for j in range(n):
+                cols[j, m] = code[j]
+                counts[code[j], m] += 1
+            m += 1
         # the next code: the last position that can take a larger symbol, then the lowest fill
         j = n - 1
         while j >= 0:
@@ -58,7 +75,7 @@ def _enumerate(n, k, distinct, first, count):
                     used[y] += 1
                 break
             j -= 1
-    return cols, counts
+    return index[:m].copy(), cols[:, :m].copy(), counts[:, :m].copy()
 
 
 @numba.njit(cache=True)
@@ -185,17 +202,9 @@ class LiveCandidates(Candidates):
                      self.game.distinct, self.game.length + 1)
 
     def narrow(self, probe: Code, answer: Answer) -> "LiveCandidates":
-        whole = len(self) == self.game.count()
-        if whole and (self.game, probe, answer) in _FIRST:  # games in one process mostly ask the same first question
-            return _FIRST[self.game, probe, answer]
         keys = self.answer_keys(probe)
-        out = LiveCandidates(self.game, *_select(self.index, self.cols, self.counts, keys,
-                                                 np.int16(self.key_of(self.game, answer))))
-        if whole:
-            if len(_FIRST) >= FIRST_PARTS:
-                _FIRST.clear()
-            _FIRST[self.game, probe, answer] = out
-        return out
+        return LiveCandidates(self.game, *_select(self.index, self.cols, self.counts, keys,
+                                                  np.int16(self.key_of(self.game, answer))))
 
     def take(self, which: np.ndarray) -> "LiveCandidates":
         return LiveCandidates(self.game, self.index[which], np.ascontiguousarray(self.cols[:, which]),
@@ -220,6 +229,64 @@ def every(game: Game) -> LiveCandidates:
 
 @functools.lru_cache(maxsize=1)
 def _every(game: Game) -> LiveCandidates:
-    cols, counts = _enumerate(game.length, game.symbols, game.distinct, 0 if game.leading_zero else 1, game.count())
-    dtype = np.int32 if cols.shape[1] < 2**31 else np.int64
-    return LiveCandidates(game, np.arange(cols.shape[1], dtype=dtype), cols, counts)
+    return LiveCandidates(game, *_enumerate(*_shape(game), np.empty(0, dtype=np.uint8),
+                                             np.zeros(game.symbols, dtype=np.uint8), 1, 0))
+
+
+def _shape(game: Game) -> tuple:
+    return game.length, game.symbols, game.distinct, 0 if game.leading_zero else 1, game.count()
+
+
+class Everything:
+    """Every code of a game, listed only when needed: the first answer enumerates just its candidates (for
+    bulls 10 of 10, a third of the codes at most), so the first reply builds no array of every code."""
+
+    def __init__(self, game: Game):
+        self.game = game
+
+    def __len__(self) -> int:
+        return self.game.count()
+
+    def __contains__(self, code: object) -> bool:
+        return isinstance(code, tuple) and self.game.is_code(code)
+
+    def narrow(self, probe: Code, answer: Answer) -> LiveCandidates:
+        key = (self.game, probe, answer)
+        if key not in _FIRST:
+            if len(_FIRST) >= FIRST_PARTS:
+                _FIRST.clear()
+            _FIRST[key] = LiveCandidates(self.game, *_enumerate(
+                *_shape(self.game), np.asarray(probe, dtype=np.uint8), _probe_counts(self.game, probe),
+                self.game.length + 1, Candidates.key_of(self.game, answer)))
+        return _FIRST[key]
+
+    def listed(self) -> LiveCandidates:
+        return every(self.game)
+
+    def __iter__(self):
+        return iter(self.listed())
+
+    def __getitem__(self, i: int) -> Code:
+        return self.listed()[i]
+
+    def __getattr__(self, name: str):
+        return getattr(self.listed(), name)  # answer_keys, common_answer, index, cols, ...
+
+
+def warm() -> None:
+    """Load the kernels of a first answer and of the greedy rule from numba's cache (compiling them once
+    after an install) on a tiny game: what the first reply would otherwise wait for."""
+    from ..engine import greedy
+    from ..rules import parse_game
+
+    game = parse_game("bulls:2x3")
+    part = Everything(game).narrow((0, 1), (0, 1))
+    part.narrow((1, 0), (0, 1))
+    layout = greedy.code_layout(np.ascontiguousarray(part.cols.T), game.symbols)
+    width = game.length + 1
+    lut = np.full(width * width, 255, dtype=np.uint8)
+    for i, (h, b) in enumerate(game.answers()):
+        lut[h * width + h + b] = i
+    cand = np.arange(len(part), dtype=np.int32)
+    greedy.best_probe_serial(*layout, lut, width, cand, cand, len(game.answers()), len(game.answers()) - 1, 1,
+                             np.zeros(len(part) + 1))

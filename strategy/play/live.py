@@ -238,7 +238,6 @@ class LiveChooser:
     def _greedy(self, history: list[tuple[Code, Answer]], cands: Candidates) -> Code:
         """Entropy over a seeded sample: candidates as secrets and probes, other codes as probes."""
         from ..engine import greedy
-        from ..search.heuristics import klogk_table
 
         game = self.game
         rng = np.random.default_rng([self.seed, len(history), len(cands)])
@@ -257,8 +256,21 @@ class LiveChooser:
         probes = np.concatenate([as_probes if len(secrets) > POOL_CANDIDATES else np.arange(m),
                                  np.arange(m, m + len(others))]).astype(np.int32)
         best = greedy.best_probe_serial(*layout, self.lut, game.length + 1, np.arange(m, dtype=np.int32), probes,
-                                        self.n_classes, self.win, 1, klogk_table(m))
+                                        self.n_classes, self.win, 1, _klogk(m))
         return tuple(int(x) for x in codes[best])
+
+
+def _load_kernels() -> None:
+    """Import numba and load the kernels of the first answer (while the first question waits)."""
+    from . import kernels
+
+    kernels.warm()
+
+
+def _klogk(n: int) -> np.ndarray:
+    """k log k for k = 0..n: what entropy scores a part of k secrets by."""
+    k = np.arange(n + 1, dtype=np.float64)
+    return k * np.log(np.maximum(k, 1.0))
 
 
 # -- the walker of live play ------------------------------------------------------------------------------
@@ -276,13 +288,14 @@ class LiveWalker:
         self.chooser = LiveChooser(game, tree, seed)
 
     def start(self) -> Candidates:
-        from .kernels import every
+        """Every code, listed only when needed (`kernels.Everything`)."""
+        from .kernels import Everything
 
-        return every(self.game)
+        return Everything(self.game)
 
     def first_guess(self) -> str:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
-        prepare(self.start)
+        prepare(_load_kernels)
         if self.tree is not None:
             self.chooser.last = "tree"
             return self.tree.root["guess"]
