@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import ROOT, write_table  # noqa: F401  (puts this checkout first on sys.path)
+from benchlib import ROOT, merged_rows, write_table  # noqa: F401  (puts this checkout first on sys.path)
 
 from strategy.cli import Parser
 from strategy.play.live import LiveWalker, play_out, shipped_tree
@@ -138,15 +138,22 @@ def main() -> None:
                          f"{b:.3f} ± {hb:.3f}", f"{wb}", f"{statistics.fmean(real_times):.2f} s ({len(real_times)} games)",
                          f"{b - a:+.3f}", source])
             print(" | ".join(rows[-1]), flush=True)
+            write(rows, args)  # after each length: a long run keeps what it measured
+
+
+def write(rows: list[list[str]], args) -> None:
+    """The table, with the lengths of an earlier run that this one does not measure kept in their rows."""
+    merged, kept = merged_rows("vs-pyhitandblow", rows, 1)
+    merged.sort(key=lambda row: int(row[0]))
     note = (f"The same {args.secrets} secrets per length (seed {args.seed}), in process on this machine (2 cores shared). "
             f"strategy: `play --game bulls:Nx10` without a tree file (the shipped tree while on it, then exact search or "
             f"sampled entropy). pyHitAndBlow: its offence for lengths other than 4 (a random code that may be the secret); "
             f"its averages from a replica of its rule that asked exactly its questions on the first {args.real} secrets of "
-            f"each length, played by its own code, whose time per game is shown. ± is a 95% interval.")
+            f"each length, played by its own code, whose time per game is shown. ± is a 95% interval.{kept}")
     path = write_table("vs-pyhitandblow", "strategy against pyHitAndBlow, bulls N of 10 (tools/vs_pyhitandblow.py)",
                        ["N", "codes", "strategy average", "worst", "time per game", "pyHitAndBlow average", "worst",
-                        "its time per game", "difference", "strategy's questions"], rows, note)
-    print(f"wrote {path}")
+                        "its time per game", "difference", "strategy's questions"], merged, note)
+    print(f"wrote {path}", flush=True)
 
 
 if __name__ == "__main__":
