@@ -340,6 +340,7 @@ class LiveRacer:
                they_won: bool) -> str:
         guess = self.walker.next_guess(history, cands)
         if they_won and self.walker.game.read_code(guess) not in cands:
+            self.walker.chooser.last = "race"
             return cands.text(0)
         return guess
 
@@ -367,3 +368,9 @@ def play_out(walker: LiveWalker, secret: Code, limit: int = 100) -> list[tuple[s
         history.append((guess, game.format_answer(answer)))
         out[-1] = (guess, out[-1][1] + time.perf_counter() - start)
     raise RuntimeError(f"no solution of {game.format_code(secret)} within {limit} questions")
+
+
+def live_walker(game: Game, seed: int = 0) -> LiveWalker:
+    """Live play of `game`, from its shipped tree while the position is on it (when one exists)."""
+    path = shipped_tree(game)
+    return LiveWalker(game, seed, Walker.load(path) if path is not None else None)

@@ -134,7 +134,7 @@ class Asker:
             guess = self.walker.first_guess()  # before any answer: no candidates to list yet
         else:
             guess = self.walker.next_guess(self.history, self.cands)
-        if chosen is None and self.guesser is None and hasattr(self.walker, "chooser"):
+        if self.guesser is None and hasattr(self.walker, "chooser"):
             extra = {"by": self.walker.chooser.last}  # live play: how the question was chosen
         self.pending = guess
         code = self.game.read_code(guess)
