@@ -65,7 +65,6 @@ def block_limits() -> str:
             f"protocol, `--all --sample N`) | {MAX_LIVE_CODES:,} |\n"
             f"| codes of a game for every other command and mode (tree files, verify, build, export) "
             f"| {MAX_CODES:,} |\n"
-            f"| answers of a game played without a tree file (Mastermind up to 21 pegs) | 255 |\n"
             f"| codes of a game for the exact search and noisy mode (they keep the N×N answer table) | {MAX_TABLE_CODES:,} |\n"
             f"| size of a tree file read (also once unpacked from gzip) | 512 MB |")
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..rules import Answer, Code, Game, GameError
+from ..rules import Answer, Code, Game
 from .candidates import Candidates
 from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
@@ -141,10 +141,7 @@ class LiveChooser:
         self.exact_seconds = exact_seconds
         self.plan: Plan | None = None
         self.last = "first"  # how the last question was chosen: tree, first, last, exact, greedy
-        answers = game.answers()
-        if len(answers) > 255:
-            raise GameError(f"{game.spec} has {len(answers)} answers: live play handles at most 255 "
-                            f"(Mastermind up to 21 pegs)")
+        answers = game.answers()  # at most 156 in games of up to 10,000,000 codes: uint8 classes suffice
         width = game.length + 1
         self.lut = np.full(width * width, 255, dtype=np.uint8)
         for i, (h, b) in enumerate(answers):
