@@ -129,7 +129,7 @@ def test_limits_each_mode_its_own():
 from strategy.protocol import Player  # noqa: E402
 
 from .conftest import ROOT, run_cli  # noqa: E402
-from .test_protocol import checked, close  # noqa: E402
+from .test_protocol import close  # noqa: E402
 
 ENV = dict(__import__("os").environ, PYTHONPATH=str(ROOT))
 TEN = "bulls:10x10"
@@ -137,40 +137,40 @@ TEN = "bulls:10x10"
 
 def test_ten_of_ten_auto_through_the_protocol():
     """Offence on bulls 10 of 10 with the secret given: every question live, every event in the schema."""
-    with Player.start("--game", TEN, "--secret", "9876543210", env=ENV) as player:
-        assert player.ready.mode == "auto" and player.ready.objective == "live" and player.ready.secrets == 3_628_800
-        solved = player.next("solved")
-        assert solved.code == "9876543210" and solved.questions <= 14
-        questions = [e for e in player.log if e.kind == "question"]
-        assert questions[0].by == "first" and {q.by for q in questions[1:]} <= {"greedy", "exact", "last"}
-    checked(player.log)
+    player = Player.start("--game", TEN, "--secret", "9876543210", env=ENV)
+    assert player.ready.mode == "auto" and player.ready.objective == "live" and player.ready.secrets == 3_628_800
+    solved = player.next("solved")
+    assert solved.code == "9876543210" and solved.questions <= 14
+    assert close(player) == 0
+    questions = [e for e in player.log if e.kind == "question"]
+    assert questions[0].by == "first" and {q.by for q in questions[1:]} <= {"greedy", "exact", "last"}
 
 
 def test_ten_of_ten_offence_defence_and_race_by_hand_through_the_protocol():
     game = parse_game(TEN, MAX_LIVE_CODES)
     secret = game.code_at(2_000_000)
-    with Player.start("--game", TEN, "--seed", "3", env=ENV) as player:  # offence: this test answers
-        events = player.until_await()
-        for _ in range(3):
-            code = [e for e in events if e.kind == "question"][-1].code
-            events = player.answer(*feedback(secret, game.read_code(code)))
-        answers = [e for e in player.log if e.kind == "answer"]
-        assert len(answers) == 3 and answers[-1].candidates < 200_000
-        assert player.undo()[0].kind == "undone"
+    player = Player.start("--game", TEN, "--seed", "3", env=ENV)  # offence: this test answers
+    events = player.until_await()
+    for _ in range(3):
+        code = [e for e in events if e.kind == "question"][-1].code
+        events = player.answer(*feedback(secret, game.read_code(code)))
+    answers = [e for e in player.log if e.kind == "answer"]
+    assert len(answers) == 3 and answers[-1].candidates < 200_000
+    assert player.undo()[0].kind == "undone"
     assert close(player) == 4
-    with Player.start("--defence", "--game", TEN, "--secret", "0123456789", env=ENV) as player:
-        player.until_await()
-        reply = player.ask("1023456789")
-        assert [(e.hits, e.blows) for e in reply if e.kind == "answer_to_your_question"] == [(8, 2)]
-        assert player.ask("0123456789")[0].kind == "answer_to_your_question"
+    player = Player.start("--defence", "--game", TEN, "--secret", "0123456789", env=ENV)
+    player.until_await()
+    reply = player.ask("1023456789")
+    assert [(e.hits, e.blows) for e in reply if e.kind == "answer_to_your_question"] == [(8, 2)]
+    assert player.ask("0123456789")[0].kind == "answer_to_your_question"
     assert close(player) == 0
-    with Player.start("--race", "--game", TEN, "--secret", "0123456789", "--seed", "1", env=ENV) as player:
-        player.until_await()
-        events = player.ask("9876543210")  # my question; then the player asks and waits for my answer
-        asked = [e for e in events if e.kind == "question"]
-        assert asked and asked[0].by == "first"
-        events = player.answer(*feedback((1, 0, 2, 3, 4, 5, 6, 7, 8, 9), game.read_code(asked[0].code)))
-        assert [e for e in events if e.kind == "race"][0].my_questions == 1
+    player = Player.start("--race", "--game", TEN, "--secret", "0123456789", "--seed", "1", env=ENV)
+    player.until_await()
+    events = player.ask("9876543210")  # my question; then the player asks and waits for my answer
+    asked = [e for e in events if e.kind == "question"]
+    assert asked and asked[0].by == "first"
+    events = player.answer(*feedback((1, 0, 2, 3, 4, 5, 6, 7, 8, 9), game.read_code(asked[0].code)))
+    assert [e for e in events if e.kind == "race"][0].my_questions == 1
     assert close(player) == 4
 
 
