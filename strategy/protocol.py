@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 PROTOCOL_VERSION = 1
-EXIT_SOLVED, EXIT_BAD_INPUT, EXIT_QUIT, EXIT_EOF, EXIT_CONTRADICTION = 0, 2, 3, 4, 5
+# how `strategy play` ends (its exit status, and the `exit` field of the protocol's `end` event)
+EXIT_SOLVED = 0  # the game ended: solved, or the race was decided
+EXIT_BAD_INPUT = 2  # bad options or files, a tree that does not cover the answers
+EXIT_QUIT = 3
+EXIT_EOF = 4
+EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradicted each other
 
 
 class ProtocolError(Exception):

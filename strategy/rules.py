@@ -16,6 +16,7 @@ ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 GAME_NAMES = ("bulls", "mastermind")
 MAX_CODES = 1_000_000  # the size limit of every command that enumerates the codes as Python values (tree files, builders)
 MAX_LIVE_CODES = 10_000_000  # play without a tree (live play, defence, race): codes in NumPy arrays, never a table
+MAX_TABLE_CODES = 50_000  # the exact engine and noisy mode keep an N×N answer table (engine.table)
 
 Code = tuple[int, ...]
 Answer = tuple[int, int]
@@ -142,6 +143,14 @@ class Game:
             total = total * (k - 1) // k
         return total
 
+    def is_code(self, code: Sequence[int]) -> bool:
+        """True when `code` is a legal secret and probe of this game (live play checks codes it never listed)."""
+        if len(code) != self.length or any(not 0 <= x < self.symbols for x in code):
+            return False
+        if self.distinct and len(set(code)) != len(code):
+            return False
+        return self.leading_zero or code[0] != 0
+
     def rank(self, code: Sequence[int]) -> int:
         """The index of `code` in `codes()` (its rank in lexicographic order), or -1 when it is not a code."""
         if not self.is_code(code):
@@ -185,14 +194,6 @@ class Game:
     def code_strings(self) -> frozenset[str]:
         """Every code as written (for fast validation of stored trees)."""
         return _code_strings(self)
-
-    def is_code(self, code: Sequence[int]) -> bool:
-        """True when `code` is a legal secret and probe of this game."""
-        if len(code) != self.length or any(not 0 <= x < self.symbols for x in code):
-            return False
-        if self.distinct and len(set(code)) != len(code):
-            return False
-        return self.leading_zero or code[0] != 0
 
     def parse_code(self, text: str) -> Code:
         """Read a code typed by a person (`0123`, ` AbF `); GameError naming the problem otherwise."""

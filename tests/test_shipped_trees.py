@@ -12,11 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from strategy.io import tree
-from strategy.io.second_table import second_question_table
-from strategy.io.verify import verify_file
+from strategy.export.second_table import second_question_table
+from strategy.tree import format as tree
+from strategy.tree.verify import verify_file
 
-from .conftest import ROOT, TREES, import_tool
+from .conftest import ROOT, TREES, import_tool, solve
 
 EXPECTED = {
     # published optima; the others are checked against their own recorded proof
@@ -156,7 +156,7 @@ PROVEN = [name for name in SHIPPED if "-best-found" not in name and not name.sta
 def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
     """A second route from below: two levels of lookahead (strategy bound) never prove more than the search
     proved, for the objective each tree was solved for (and never deny its worst case)."""
-    from strategy.feedback_table import game_table
+    from strategy.engine.table import game_table
     from strategy.search import objectives
     from strategy.search.lookahead import lookahead_bound
 
@@ -378,9 +378,9 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     args = ["--game", "bulls:4x8", "--store", str(tmp_path / "stores" / "b.db"), "--log", "/dev/full"]
     with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
         tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
-    from strategy.feedback_table import game_table
-    from strategy.io.verify import verify
-    from strategy.search.heuristics import build
+    from strategy.build.greedy import build
+    from strategy.engine.table import game_table
+    from strategy.tree.verify import verify
 
     path = tool.best_found_path("bulls-4x8-total")
     best = tree.load(path)
@@ -407,10 +407,10 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
 def _greedy_best_found(tool, tmp_path, monkeypatch, strategy: str, generator: dict):
     """A greedy tree of bulls 4 of 8 shipped as bulls-4x8-total's best tree found (in tmp_path), with `generator`:
     (game table, tree, its stats, its path)."""
-    from strategy.feedback_table import game_table
-    from strategy.io.verify import verify
+    from strategy.build.greedy import build
+    from strategy.engine.table import game_table
     from strategy.rules import parse_game
-    from strategy.search.heuristics import build
+    from strategy.tree.verify import verify
 
     (tmp_path / "trees").mkdir()
     monkeypatch.setattr(tool, "ROOT", tmp_path)
@@ -427,7 +427,6 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
     from strategy.search import objectives
     from strategy.search.lookahead import lookahead_bound
-    from strategy.search.solve import solve_game
 
     generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
     gt, _, stats, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
@@ -456,7 +455,7 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     store = tmp_path / "stores" / "bulls-4x8.db"
     store.parent.mkdir()
     monkeypatch.setattr(tool, "frontier", lambda: {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
-    optimum = solve_game(gt, "total", progress=False, store=str(store)).proven["total"]
+    optimum = solve(gt, "total", progress=False, store=str(store)).proven["total"]
     with contextlib.closing(sqlite3.connect(store)) as con, con:
         con.execute("DELETE FROM results WHERE depth = 0")
         exact = con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0]

@@ -22,7 +22,7 @@ import time
 
 from benchlib import ROOT, write_table
 
-from strategy.cli import Parser
+from strategy.cli.options import Parser
 from strategy.protocol import Player
 from strategy.rules import MAX_LIVE_CODES, feedback, parse_game
 

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strategy.cli import Parser  # noqa: E402
+from strategy.cli.options import Parser  # noqa: E402
 
 
 def first_question_seconds(tree: str) -> float:

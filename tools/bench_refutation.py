@@ -30,7 +30,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strategy.cli import Parser  # noqa: E402
+from strategy.cli.options import Parser  # noqa: E402
+
 PATH = (16, 3, 0)  # part of the first question (smallest first), question position, part (largest first)
 BETA = 4105
 
@@ -54,10 +55,11 @@ def rebuild(every: int, path: tuple[int, int, int], beta: int, objective: str = 
     import numpy as np
 
     from strategy.engine import exact
-    from strategy.feedback_table import game_table, split
+    from strategy.engine.searcher import Engine, Spec
+    from strategy.engine.table import game_table, split
     from strategy.rules import parse_game
     from strategy.search.driver import Driver
-    from strategy.search.worker import Engine, Spec, Task, run_on
+    from strategy.search.worker import Task, run_on
 
     gt = game_table(parse_game("bulls:5x9"))
     engine = Engine(gt, Spec(gt.game, costs_named(objective), False, 22))

@@ -26,8 +26,10 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import LOCAL_CLUSTER, merged_rows, write_table  # noqa: E402
 from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
-from strategy.cli import Parser, int_in, signals_unwrapped  # noqa: E402
-from strategy.io import tree as tree_io  # noqa: E402
+
+from strategy.cli.options import Parser, int_in  # noqa: E402
+from strategy.interrupts import signals_unwrapped  # noqa: E402
+from strategy.tree import format as tree_io  # noqa: E402
 
 
 def from_nothing(args: list[str]) -> list[str]:

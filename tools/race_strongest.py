@@ -24,8 +24,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import write_table  # noqa: E402
-from strategy.cli import Parser  # noqa: E402
-from strategy.io.files import write_atomic  # noqa: E402
+
+from strategy.cli.options import Parser  # noqa: E402
+from strategy.files import write_atomic  # noqa: E402
 from strategy.play.race import outcome  # noqa: E402
 
 MAX_STEPS = 8

@@ -18,12 +18,11 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strategy.cli import Parser  # noqa: E402
-from strategy.feedback_table import MAX_TABLE_CODES  # noqa: E402
-from strategy.io import tree as tree_io  # noqa: E402
-from strategy.io.files import write_atomic  # noqa: E402
-from strategy.io.verify import Stats, verify_file  # noqa: E402
-from strategy.rules import MAX_CODES, MAX_LIVE_CODES  # noqa: E402
+from strategy.cli.options import Parser  # noqa: E402
+from strategy.files import write_atomic  # noqa: E402
+from strategy.rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES  # noqa: E402
+from strategy.tree import format as tree_io  # noqa: E402
+from strategy.tree.verify import Stats, verify_file  # noqa: E402
 
 README = ROOT / "README.md"
 RESULTS = ROOT / "tools" / "results"

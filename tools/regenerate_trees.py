@@ -68,15 +68,17 @@ from benchlib import RESULTS, write_table  # noqa: E402
 from readme import PUBLISHED, published_key  # noqa: E402
 from simulate_scaling import DISPATCH, makespan, started  # noqa: E402
 from simulate_scaling import load as load_log  # noqa: E402
-from strategy.cli import MAX_LOOKAHEAD, Parser, signals_unwrapped  # noqa: E402
-from strategy.feedback_table import game_table  # noqa: E402
-from strategy.io import tree as tree_io  # noqa: E402
-from strategy.io.files import FileError, write_atomic  # noqa: E402
-from strategy.io.verify import verify, verify_file  # noqa: E402
+
+from strategy.cli.options import MAX_LOOKAHEAD, Parser  # noqa: E402
+from strategy.engine.table import game_table  # noqa: E402
+from strategy.files import FileError, write_atomic  # noqa: E402
+from strategy.interrupts import signals_unwrapped  # noqa: E402
 from strategy.rules import GameError  # noqa: E402
 from strategy.search import objectives  # noqa: E402
 from strategy.search.known import merged_tree  # noqa: E402
 from strategy.search.store import Store, compact, merge  # noqa: E402
+from strategy.tree import format as tree_io  # noqa: E402
+from strategy.tree.verify import verify, verify_file  # noqa: E402
 
 STORES = ROOT / "stores"
 PARTIAL = ROOT / "build" / "partial"

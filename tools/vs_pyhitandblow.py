@@ -27,14 +27,13 @@ import math
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from benchlib import ROOT, merged_rows, write_table  # noqa: F401  (puts this checkout first on sys.path)
 
-from strategy.cli import Parser
+from strategy.cli.options import Parser
 from strategy.play.live import LiveWalker, play_out, shipped_tree
 from strategy.play.walker import Walker
 from strategy.rules import MAX_LIVE_CODES, Game, feedback

@@ -9,8 +9,9 @@ from typing import Callable, TextIO
 
 import orjson
 
+from ..protocol import EXIT_CONTRADICTION
 from ..rules import Game
-from .session import EXIT_CONTRADICTION, RACE_RULE
+from .session import RACE_RULE
 
 
 def plural(n: int, word: str) -> str:

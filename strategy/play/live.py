@@ -16,11 +16,10 @@ bulls 10 of 10's 3,628,800 codes takes milliseconds. The question, in order of p
 
 The first question is chosen by symmetry: with every code equivalent (bulls with leading zeros) the lowest
 code; otherwise the lowest code of each symmetry class of first questions, scored over a seeded sample.
-numba is loaded after the first question (`kernels`), the exact engine only when a search runs.
+numba is loaded after the first question (`space`), the exact engine only when a search runs.
 """
 from __future__ import annotations
 
-import functools
 import random
 import time
 from dataclasses import dataclass
@@ -194,13 +193,14 @@ class LiveChooser:
 
     def _search(self, history: list[tuple[Code, Answer]], cands: Candidates) -> Code | None:
         """Prove the minimum-total subtree of the candidates; None when it takes longer than the budget."""
-        from ..search import objectives
-        from ..search.worker import Engine, Spec, Stopped
-        from ..feedback_table import GameTable
-        from ..symmetry import symbol_masks
+        from ..engine.candidates import class_table, signatures
         from ..engine.exact import INF
-
-        from .kernels import class_table, every, signatures
+        from ..engine.searcher import Engine, Spec
+        from ..engine.symmetry import symbol_masks
+        from ..engine.table import GameTable
+        from ..interrupts import Stopped
+        from ..search import objectives
+        from .space import every
 
         game = self.game
         space = every(game)
@@ -242,7 +242,7 @@ class LiveChooser:
         secrets = np.arange(n) if n <= SAMPLE_SECRETS else np.sort(rng.choice(n, SAMPLE_SECRETS, replace=False))
         as_probes = secrets if len(secrets) <= POOL_CANDIDATES else np.sort(
             rng.choice(len(secrets), POOL_CANDIDATES, replace=False))
-        from .kernels import every
+        from .space import every
 
         space = every(game)
         others = rng.integers(0, len(space), size=min(POOL_OTHERS, len(space)))
@@ -259,9 +259,9 @@ class LiveChooser:
 
 def _load_kernels() -> None:
     """Import numba and load the kernels of the first answer (while the first question waits)."""
-    from . import kernels
+    from . import space
 
-    kernels.warm()
+    space.warm()
 
 
 def _klogk(n: int) -> np.ndarray:
@@ -285,8 +285,8 @@ class LiveWalker:
         self.chooser = LiveChooser(game, tree, seed)
 
     def start(self) -> Candidates:
-        """Every code, listed only when needed (`kernels.Everything`)."""
-        from .kernels import Everything
+        """Every code, listed only when needed (`space.Everything`)."""
+        from .space import Everything
 
         return Everything(self.game)
 

@@ -9,8 +9,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from ..io.verify import Stats
 from ..rules import Code, Game
+from ..tree.verify import Stats
 from .live import LiveWalker, play_out
 
 ALL_LIVE = 10_000  # `play --all` without a tree plays every secret up to this many codes; above, a sample

@@ -15,15 +15,10 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
+from ..protocol import EXIT_BAD_INPUT, EXIT_CONTRADICTION, EXIT_EOF, EXIT_QUIT, EXIT_SOLVED, PROTOCOL_VERSION
 from ..rules import Answer, Code, Game, GameError, feedback
 from .walker import Conflict, History, TreeGap, Walker
 
-PROTOCOL_VERSION = 1
-EXIT_SOLVED = 0  # the game ended: solved, or the race was decided
-EXIT_BAD_INPUT = 2  # bad options or files, a tree that does not cover the answers
-EXIT_QUIT = 3
-EXIT_EOF = 4
-EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradicted each other
 QUIT = {"q", "quit", "exit"}
 DEFAULT_NOISE = 0.05
 RACE_RULE = ("You ask first. If you find my secret, I still get my turn of that round: "

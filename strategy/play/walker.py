@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from ..io.tree import Node, TreeDoc, load, path_text
 from ..rules import Answer, Code, Game, feedback
+from ..tree.format import Node, TreeDoc, load, path_text
 
 History = list[tuple[str, str]]  # (question, answer) as written: ("0123", "1,2")
 
