@@ -28,7 +28,7 @@ from strategy.rules import MAX_LIVE_CODES, feedback, parse_game
 
 BIG_TREES = ["bulls-4x10-total.json", "bulls-5x10-best-found.json.gz", "mastermind-5x8-best-found.json.gz",
              "mastermind-5x8-consistent-total.json"]
-LIVE_GAMES = ["bulls:10x10", "bulls:9x10", "bulls:8x10", "bulls:7x10", "mastermind:7x10", "bulls:6x10"]
+LIVE_GAMES = ["bulls:10x10", "bulls:9x10", "bulls:8x10", "mastermind:7x10"]
 
 
 def first_question(args: list[str], runs: int = 5) -> float:
