@@ -50,11 +50,12 @@ def peak_mb(player: Player) -> float:
     return float("nan")
 
 
-def offence_replies(args: list[str], games: int, seed: int) -> tuple[list[float], list[int], float]:
+def offence_replies(args: list[str], games: int, seed: int) -> tuple[list[float], list[int], float, list[float]]:
     """Seconds from each answer to the next await over `games` games in one process, the questions of each
-    game, and the peak memory; the first game's first question is timed from the start."""
+    game, the peak memory, and the replies to the winning answers; the first game's first question is timed
+    from the start."""
     rng = random.Random(seed)
-    replies, counts = [], []
+    replies, counts, wins = [], [], []
     start = time.perf_counter()
     with Player.start(*args) as player:
         game = parse_game(player.ready.game, MAX_LIVE_CODES)
@@ -71,13 +72,14 @@ def offence_replies(args: list[str], games: int, seed: int) -> tuple[list[float]
                 events = player.answer(h, b)
                 replies.append(time.perf_counter() - t)
                 if any(e.kind == "solved" for e in events):
+                    wins.append(replies[-1])
                     break
             counts.append(asked)
             if g + 1 < games:
                 events = player.send("new")  # the next game's first question, up to its await
                 player.log.clear()
         memory = peak_mb(player)
-    return [first] + replies, counts, memory
+    return [first] + replies, counts, memory, wins
 
 
 def defence_replies(spec: str, games: int, seed: int) -> tuple[list[float], float]:
@@ -138,28 +140,30 @@ def main() -> None:
     starts = {name: first_question([str(ROOT / "trees" / name)], runs=3) for name in every_tree if name not in BIG_TREES}
     slowest = max(starts, key=starts.get)
     rows.append([f"every other shipped tree ({len(starts)})", "offence", f"{ms(starts[slowest])} (slowest: {slowest})",
-                 "", "", "", ""])
+                 "", "", "", "", ""])
     print(" | ".join(rows[-1]), flush=True)
     for name in BIG_TREES:
         path = str(ROOT / "trees" / name)
         first = first_question([path])
-        replies, counts, memory = offence_replies([path], args.games, args.seed)
+        replies, counts, memory, wins = offence_replies([path], args.games, args.seed)
         rows.append([f"tree {name}", "offence", ms(first), ms(statistics.median(replies[1:])), ms(max(replies[1:])),
-                     f"{statistics.fmean(counts):.2f}", f"{memory:.0f} MB"])
+                     ms(statistics.median(wins)), f"{statistics.fmean(counts):.2f}", f"{memory:.0f} MB"])
         print(" | ".join(rows[-1]), flush=True)
     if not args.skip_live:
         for spec in LIVE_GAMES:
-            replies, counts, memory = offence_replies(["--game", spec, "--seed", str(args.seed)], args.games, args.seed)
+            replies, counts, memory, wins = offence_replies(["--game", spec, "--seed", str(args.seed)], args.games,
+                                                            args.seed)
             rows.append([f"live {spec}", "offence", ms(replies[0]), ms(statistics.median(replies[1:])),
-                         ms(max(replies[1:])), f"{statistics.fmean(counts):.2f}", f"{memory:.0f} MB"])
+                         ms(max(replies[1:])), ms(statistics.median(wins)), f"{statistics.fmean(counts):.2f}",
+                         f"{memory:.0f} MB"])
             print(" | ".join(rows[-1]), flush=True)
         for spec in LIVE_GAMES[:1]:
             replies, memory = defence_replies(spec, 1, args.seed)
             rows.append([f"live {spec}", "defence", ms(replies[0]), ms(statistics.median(replies)), ms(max(replies)),
-                         "", f"{memory:.0f} MB"])
+                         "", "", f"{memory:.0f} MB"])
             times, memory = race_rounds(spec, args.seed)
             rows.append([f"live {spec}", "race (a round: your question, mine)", ms(times[0]),
-                         ms(statistics.median(times)), ms(max(times)), "", f"{memory:.0f} MB"])
+                         ms(statistics.median(times)), ms(max(times)), "", "", f"{memory:.0f} MB"])
             print(" | ".join(rows[-1]), flush=True)
     note = (f"Through the protocol, one player process per row, timed from this client; {args.games} seeded games per "
             f"offence row (seed {args.seed}), in one process (`new` between games). First: the first question from the "
@@ -167,7 +171,8 @@ def main() -> None:
             f"from an answer (or question) sent to the player's next await, the win included. Memory: the player's peak "
             f"resident memory. The machine has 2 cores shared with other work.")
     path = write_table("live", "Play from trees and live, through the protocol (tools/bench_live.py)",
-                       ["player", "mode", "first", "median reply", "worst reply", "average questions", "memory"],
+                       ["player", "mode", "first", "median reply", "worst reply", "win reply (median)", "average questions",
+                        "memory"],
                        rows, note)
     print(f"wrote {path}")
 
