@@ -118,6 +118,41 @@ class Candidates:
         return [row.decode("ascii") for row in np.ascontiguousarray(chars).view(f"S{width}").ravel()]
 
 
+def codes_at(game: Game, ranks: np.ndarray) -> Candidates:
+    """The codes of the given ranks (`Game.code_at`, vectorised): a sample of a game of millions of codes
+    without listing them."""
+    n, k = game.length, game.symbols
+    r = np.asarray(ranks, dtype=np.int64).copy()
+    m = r.shape[0]
+    cols = np.empty((n, m), dtype=np.uint8)
+    if not game.distinct:
+        for j in range(n - 1, -1, -1):
+            cols[j] = r % k
+            r //= k
+    else:
+        if not game.leading_zero:
+            r += _falling(k - 1, n - 1)  # the codes that start with 0 come first in the full order
+        free = np.ones((m, k), dtype=bool)
+        for j in range(n):
+            block = _falling(k - j - 1, n - j - 1)
+            i = r // block
+            r %= block
+            x = np.argmax(np.cumsum(free, axis=1) > i[:, None], axis=1)  # the i-th free symbol of each row
+            cols[j] = x
+            free[np.arange(m), x] = False
+    counts = np.zeros((k, m), dtype=np.uint8)
+    for j in range(n):
+        np.add.at(counts, (cols[j], np.arange(m)), 1)
+    return Candidates(game, np.asarray(ranks, dtype=np.int64), cols, counts)
+
+
+def _falling(a: int, b: int) -> int:
+    out = 1
+    for i in range(b):
+        out *= a - i
+    return out
+
+
 def _answer_from_key(game: Game, key: int) -> Answer:
     hits, common = divmod(key, game.length + 1)
     return hits, common - hits

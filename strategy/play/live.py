@@ -20,7 +20,6 @@ numba is loaded after the first question (`space`), the exact engine only when a
 """
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..rules import Answer, Code, Game
-from .candidates import Candidates
+from .candidates import Candidates, codes_at
 from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
@@ -102,19 +101,9 @@ def first_question(game: Game, seed: int = 0) -> Code:
     classes = first_classes(game)
     if len(classes) == 1:
         return classes[0]
-    rng = random.Random(seed)
     count = game.count()
-    picks = [rng.randrange(count) for _ in range(min(FIRST_SAMPLE, count))]
-    sample = Candidates(game, np.array(picks, dtype=np.int64), *_layout(game, [game.code_at(i) for i in picks]))
+    sample = codes_at(game, np.random.default_rng(seed).integers(0, count, size=min(FIRST_SAMPLE, count)))
     return min(classes, key=lambda c: (entropy_score(sample.answer_keys(c)), c))
-
-
-def _layout(game: Game, codes: list[Code]) -> tuple[np.ndarray, np.ndarray]:
-    cols = np.ascontiguousarray(np.array(codes, dtype=np.uint8).reshape(len(codes), game.length).T)
-    counts = np.zeros((game.symbols, len(codes)), dtype=np.uint8)
-    for x in range(game.symbols):
-        counts[x] = (cols == x).sum(axis=0)
-    return cols, counts
 
 
 # -- the chooser ---------------------------------------------------------------------------------------
@@ -242,11 +231,9 @@ class LiveChooser:
         secrets = np.arange(n) if n <= SAMPLE_SECRETS else np.sort(rng.choice(n, SAMPLE_SECRETS, replace=False))
         as_probes = secrets if len(secrets) <= POOL_CANDIDATES else np.sort(
             rng.choice(len(secrets), POOL_CANDIDATES, replace=False))
-        from .space import every
-
-        space = every(game)
-        others = rng.integers(0, len(space), size=min(POOL_OTHERS, len(space)))
-        cols = np.concatenate([cands.cols[:, secrets], space.cols[:, others]], axis=1)
+        count = game.count()
+        others = codes_at(game, rng.integers(0, count, size=min(POOL_OTHERS, count)))  # no list of every code
+        cols = np.concatenate([cands.cols[:, secrets], others.cols], axis=1)
         codes = np.ascontiguousarray(cols.T)
         layout = greedy.code_layout(codes, game.symbols)
         m = len(secrets)

@@ -10,7 +10,7 @@ import pytest
 
 from strategy.engine.table import game_table
 from strategy.play import space
-from strategy.play.candidates import Candidates, every
+from strategy.play.candidates import Candidates, codes_at, every
 from strategy.play.live import EXACT_MAX, LiveWalker, first_classes, play_out
 from strategy.play.walker import Walker
 from strategy.protocol import Player
@@ -32,6 +32,7 @@ def test_codes_in_the_games_order_with_ranks(spec):
     assert list(live) == codes and live.index.tolist() == list(range(len(codes)))
     assert all(live.counts[:, i].tolist() == [c.count(x) for x in range(game.symbols)] for i, c in enumerate(codes))
     assert all(game.rank(c) == i and game.code_at(i) == c for i, c in enumerate(codes))
+    assert list(codes_at(game, np.arange(game.count())[::-1])) == codes[::-1]  # any ranks, no listing
     zeros = (0,) * game.length
     assert game.rank(zeros) == (codes.index(zeros) if zeros in codes else -1)
 
