@@ -8,19 +8,58 @@ min(candidate's count of x, probe's count of x), which is `rules.feedback`'s mul
 tests compare the two on every pair of small games). Filtering bulls 10 of 10 (3,628,800 codes) by
 one answer takes milliseconds and no table: memory is O(codes).
 
-A candidate's index is its rank in `Game.codes()` (lexicographic). NumPy only: the tree player loads this
-module at its first answer and lists the codes from `Game.codes()` (games of at most 1,000,000 codes);
-live play enumerates millions of codes with its compiled kernels (`kernels.every`).
+A candidate's index is its rank in `Game.codes()` (lexicographic), and every code is enumerated here in
+that order without building Python tuples (`all_codes`). NumPy only, no numba: the tree player loads this
+module at its first answer, live play while its first question waits.
 """
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..rules import ALPHABET, Answer, Code, Game
+
+SMALL = 5040  # codes up to this many are enumerated by itertools; more as prefix x suffix blocks
+
+
+def all_codes(game: Game) -> np.ndarray:
+    """Every code of the game as an (N, length) uint8 array, in the order of `Game.codes()`, without a Python
+    tuple per code (bulls 10 of 10 in a tenth of a second)."""
+    codes = _codes(game.name, game.length, game.symbols)
+    if not game.leading_zero:
+        codes = codes[codes[:, 0] != 0]
+    return codes
+
+
+@functools.lru_cache(maxsize=8)
+def _codes(name: str, n: int, k: int) -> np.ndarray:
+    """Codes of n symbols of k (leading zero allowed) in lexicographic order, as prefix x suffix blocks:
+    each prefix followed by every suffix in order. With distinct symbols a suffix is a code of ranks, drawn
+    from the symbols its prefix leaves, in increasing order (so the blocks stay in lexicographic order)."""
+    distinct = name == "bulls"
+    count = 1
+    for i in range(n):
+        count *= (k - i) if distinct else k
+    if count <= SMALL or n == 1:
+        it = itertools.permutations(range(k), n) if distinct else itertools.product(range(k), repeat=n)
+        return np.array(list(it), dtype=np.uint8).reshape(count, n)
+    head = n // 2
+    prefix = _codes(name, head, k)
+    out = np.empty((len(prefix), count // len(prefix), n), dtype=np.uint8)
+    out[:, :, :head] = prefix[:, None, :]
+    if not distinct:
+        out[:, :, head:] = _codes(name, n - head, k)[None, :, :]
+        return out.reshape(count, n)
+    ranks = _codes(name, n - head, k - head)  # (B, n - head): ranks among the k - head free symbols
+    used = np.zeros((len(prefix), k), dtype=bool)
+    used[np.arange(len(prefix))[:, None], prefix] = True
+    free = np.nonzero(~used)[1].astype(np.uint8).reshape(len(prefix), k - head)  # free symbols, increasing
+    out[:, :, head:] = free[:, ranks]  # (A, B, n - head)
+    return out.reshape(count, n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,8 +100,18 @@ class Candidates:
         return _answer_from_key(self.game, int(self.answer_keys(probe)[i]))
 
     def narrow(self, probe: Code, answer: Answer) -> "Candidates":
-        """The candidates that give `answer` to `probe`."""
-        return self.take(self.answer_keys(probe) == self.key_of(self.game, answer))
+        """The candidates that give `answer` to `probe` (the parts of every code by a first answer are kept
+        for the next game of the process)."""
+        whole = len(self) == self.game.count()
+        key = (self.game, tuple(probe), tuple(answer))
+        if whole and key in _FIRST:
+            return _FIRST[key]
+        out = self.take(np.flatnonzero(self.answer_keys(probe) == self.key_of(self.game, answer)))
+        if whole:
+            if len(_FIRST) >= FIRST_PARTS:
+                _FIRST.clear()
+            _FIRST[key] = out
+        return out
 
     def take(self, which: np.ndarray) -> "Candidates":
         """A subset by boolean mask or by positions."""
@@ -158,19 +207,21 @@ def _answer_from_key(game: Game, key: int) -> Answer:
     return hits, common - hits
 
 
+FIRST_PARTS = 32  # parts of every code by the first answers given, kept for the next game (`new`)
+_FIRST: dict = {}
 _BUILDING = threading.Lock()
 
 
 def every(game: Game) -> Candidates:
-    """Every code of the game as a candidate set (built once per process for the last two games)."""
+    """Every code of the game as a candidate set (built once per process, for the last game asked)."""
     with _BUILDING:  # the first question's thread may be building it
         return _every(game)
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=1)
 def _every(game: Game) -> Candidates:
-    codes = np.array(game.codes(), dtype=np.uint8).reshape(game.count(), game.length)
-    cols = np.ascontiguousarray(codes.T)
+    cols = np.ascontiguousarray(all_codes(game).T)
+    codes = cols.T
     counts = np.zeros((game.symbols, codes.shape[0]), dtype=np.uint8)
     for x in range(game.symbols):
         row = counts[x]
@@ -178,3 +229,29 @@ def _every(game: Game) -> Candidates:
             np.add(row, cols[j] == x, out=row, casting="unsafe")
     dtype = np.int32 if codes.shape[0] < 2**31 else np.int64
     return Candidates(game, np.arange(codes.shape[0], dtype=dtype), cols, counts)
+
+
+class Everything:
+    """Every code of a game, listed only when needed (live play's position before any answer: a race keeps
+    one for what the person knows from its start, and `in` needs no list)."""
+
+    def __init__(self, game: Game):
+        self.game = game
+
+    def __len__(self) -> int:
+        return self.game.count()
+
+    def __contains__(self, code: object) -> bool:
+        return isinstance(code, tuple) and self.game.is_code(code)
+
+    def narrow(self, probe: Code, answer: Answer) -> Candidates:
+        return every(self.game).narrow(probe, answer)
+
+    def __iter__(self):
+        return iter(every(self.game))
+
+    def __getitem__(self, i: int) -> Code:
+        return every(self.game)[i]
+
+    def __getattr__(self, name: str):
+        return getattr(every(self.game), name)  # answer_keys, common_answer, index, cols, ...

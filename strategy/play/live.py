@@ -1,7 +1,8 @@
 """Live play: each question chosen at play time from the current position, with no tree of the whole game.
 
-The candidates are NumPy arrays (`candidates.Candidates`), filtered by compiled kernels: one answer over
-bulls 10 of 10's 3,628,800 codes takes milliseconds. The question, in order of preference:
+The candidates are NumPy arrays (`candidates.Candidates`), filtered in vector operations: one answer over
+bulls 10 of 10's 3,628,800 codes takes about a tenth of a second, the later ones far less. The question, in
+order of preference:
 
 1. the shipped tree's, while the answers keep the position on it (`trees/`, when one exists for the game);
 2. one or two candidates left: the first of them;
@@ -11,12 +12,11 @@ bulls 10 of 10's 3,628,800 codes takes milliseconds. The question, in order of p
    minimum-total subtree on that small universe (at most `UNIVERSE_MAX` codes); its questions are then followed while the answers stay
    on it. A search that does not end within the move's budget is dropped for the greedy rule;
 4. otherwise a greedy rule (entropy) over the candidates, scoring a seeded sample of the candidates as
-   probes and as secrets, and a seeded sample of the other codes as probes, with the compiled scoring of
-   `engine.greedy` on just those codes (never a table).
+   probes and as secrets, and a seeded sample of the other codes as probes (never a table).
 
 The first question is chosen by symmetry: with every code equivalent (bulls with leading zeros) the lowest
 code; otherwise the lowest code of each symmetry class of first questions, scored over a seeded sample.
-numba is loaded after the first question (`space`), the exact engine only when a search runs.
+NumPy only, but for the exact engine (numba), loaded only when a search runs.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..rules import Answer, Code, Game
-from .candidates import Candidates, codes_at
+from .candidates import Candidates, Everything, codes_at, every
 from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
@@ -189,7 +189,6 @@ class LiveChooser:
         from ..engine.table import GameTable
         from ..interrupts import Stopped
         from ..search import objectives
-        from .space import every
 
         game = self.game
         space = every(game)
@@ -222,39 +221,27 @@ class LiveChooser:
 
     # -- greedy -----------------------------------------------------------------------------------
     def _greedy(self, history: list[tuple[Code, Answer]], cands: Candidates) -> Code:
-        """Entropy over a seeded sample: candidates as secrets and probes, other codes as probes."""
-        from ..engine import greedy
-
+        """Entropy over a seeded sample: candidates as secrets and probes, other codes as probes. The least sum
+        of k log k over the parts wins; ties go to a question that may be the secret, then the earlier one."""
         game = self.game
         rng = np.random.default_rng([self.seed, len(history), len(cands)])
         n = len(cands)
         secrets = np.arange(n) if n <= SAMPLE_SECRETS else np.sort(rng.choice(n, SAMPLE_SECRETS, replace=False))
-        as_probes = secrets if len(secrets) <= POOL_CANDIDATES else np.sort(
-            rng.choice(len(secrets), POOL_CANDIDATES, replace=False))
+        as_probes = secrets if len(secrets) <= POOL_CANDIDATES else secrets[np.sort(
+            rng.choice(len(secrets), POOL_CANDIDATES, replace=False))]
         count = game.count()
         others = codes_at(game, rng.integers(0, count, size=min(POOL_OTHERS, count)))  # no list of every code
-        cols = np.concatenate([cands.cols[:, secrets], others.cols], axis=1)
-        codes = np.ascontiguousarray(cols.T)
-        layout = greedy.code_layout(codes, game.symbols)
-        m = len(secrets)
-        probes = np.concatenate([as_probes if len(secrets) > POOL_CANDIDATES else np.arange(m),
-                                 np.arange(m, m + len(others))]).astype(np.int32)
-        best = greedy.best_probe_serial(*layout, self.lut, game.length + 1, np.arange(m, dtype=np.int32), probes,
-                                        self.n_classes, self.win, 1, _klogk(m))
-        return tuple(int(x) for x in codes[best])
-
-
-def _load_kernels() -> None:
-    """Import numba and load the kernels of the first answer (while the first question waits)."""
-    from . import space
-
-    space.warm()
-
-
-def _klogk(n: int) -> np.ndarray:
-    """k log k for k = 0..n: what entropy scores a part of k secrets by."""
-    k = np.arange(n + 1, dtype=np.float64)
-    return k * np.log(np.maximum(k, 1.0))
+        sample = cands.take(secrets)
+        win = Candidates.key_of(game, game.win)
+        best, best_score, best_cons = None, np.inf, False
+        for probe in [cands[int(i)] for i in as_probes] + list(others):
+            parts = np.bincount(sample.answer_keys(probe))
+            cons = bool(win < len(parts) and parts[win] > 0)
+            big = parts[parts > 1].astype(np.float64)
+            score = float((big * np.log(big)).sum())
+            if score < best_score - 1e-9 or (abs(score - best_score) <= 1e-9 and cons and not best_cons):
+                best, best_score, best_cons = probe, score, cons
+        return best
 
 
 # -- the walker of live play ------------------------------------------------------------------------------
@@ -272,14 +259,12 @@ class LiveWalker:
         self.chooser = LiveChooser(game, tree, seed)
 
     def start(self) -> Candidates:
-        """Every code, listed only when needed (`space.Everything`)."""
-        from .space import Everything
-
+        """Every code, listed only when needed (`candidates.Everything`)."""
         return Everything(self.game)
 
     def first_guess(self) -> str:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
-        prepare(_load_kernels)
+        prepare(lambda: every(self.game))
         if self.tree is not None:
             self.chooser.last = "tree"
             return self.tree.root["guess"]

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from strategy.engine.table import game_table
-from strategy.play import space
 from strategy.play.candidates import Candidates, codes_at, every
 from strategy.play.live import EXACT_MAX, LiveWalker, first_classes, play_out
 from strategy.play.walker import Walker
@@ -28,7 +27,7 @@ SMALL = ["bulls:3x5", "bulls:3x5:nz", "bulls:4x6:nz", "mastermind:3x4", "masterm
 def test_codes_in_the_games_order_with_ranks(spec):
     game = parse_game(spec)
     codes = game.codes()
-    live = space.every(game)
+    live = every(game)
     assert list(live) == codes and live.index.tolist() == list(range(len(codes)))
     assert all(live.counts[:, i].tolist() == [c.count(x) for x in range(game.symbols)] for i, c in enumerate(codes))
     assert all(game.rank(c) == i and game.code_at(i) == c for i, c in enumerate(codes))
@@ -39,7 +38,7 @@ def test_codes_in_the_games_order_with_ranks(spec):
 
 def test_big_games_enumerate_in_order_without_tuples():
     game = parse_game("bulls:8x9:nz", MAX_LIVE_CODES)  # 322560 codes
-    live = space.every(game)
+    live = every(game)
     assert len(live) == game.count()
     assert [live[i] for i in range(0, len(live), 9973)] == [game.code_at(i) for i in range(0, game.count(), 9973)]
     keys = live.cols.T.astype(np.int64) @ (9 ** np.arange(7, -1, -1))
@@ -47,11 +46,9 @@ def test_big_games_enumerate_in_order_without_tuples():
 
 
 @pytest.mark.parametrize("spec", SMALL)
-@pytest.mark.parametrize("kind", [Candidates, space.LiveCandidates])
-def test_answers_are_the_rules_on_every_pair(spec, kind):
+def test_answers_are_the_rules_on_every_pair(spec):
     game = parse_game(spec)
-    base = every(game)
-    cands = kind(game, base.index, base.cols, base.counts)
+    cands = every(game)
     codes = game.codes()
     for probe in codes:
         keys = cands.answer_keys(probe).tolist()
