@@ -1,4 +1,4 @@
-"""Every tree in trees/ solves every secret, and shows the figures its proof claims."""
+"""Every tree in strategy/trees/ solves every secret, and shows the figures its proof claims."""
 from __future__ import annotations
 
 import contextlib
@@ -23,7 +23,7 @@ EXPECTED = {
     "bulls-4x10-total.json": {"total": 26274, "worst": 7},
     "mastermind-4x6-total.json": {"total": 5625},
     "mastermind-4x6-total-within-5.json": {"total": 5626, "worst": 5},
-    "bulls-4x10-worst-then-fewest.json": {"worst": 7},
+    "bulls-4x10-worst-then-fewest.json.gz": {"worst": 7},
 }
 
 
@@ -38,7 +38,7 @@ SHIPPED = sorted(p.name for p in TREES.iterdir() if p.name.endswith((".json", ".
 
 def test_all_promised_trees_are_shipped():
     assert set(SHIPPED) >= {
-        "bulls-3x10-total.json", "bulls-4x10-total.json", "bulls-4x10-worst-then-fewest.json",
+        "bulls-3x10-total.json", "bulls-4x10-total.json", "bulls-4x10-worst-then-fewest.json.gz",
         "bulls-4x10-nz-total.json", "mastermind-4x6-total.json", "mastermind-4x6-total-within-5.json",
     }
 
@@ -372,6 +372,7 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     records of the tree's exact endgames and pilots stay while the tree does."""
     (tmp_path / "trees").mkdir()
     monkeypatch.setattr(tool, "ROOT", tmp_path)
+    monkeypatch.setattr(tool, "TREES", tmp_path / "trees")
     monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
     monkeypatch.setattr(tool, "PARTIAL", tmp_path / "partial")
     monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
@@ -414,6 +415,7 @@ def _greedy_best_found(tool, tmp_path, monkeypatch, strategy: str, generator: di
 
     (tmp_path / "trees").mkdir()
     monkeypatch.setattr(tool, "ROOT", tmp_path)
+    monkeypatch.setattr(tool, "TREES", tmp_path / "trees")
     gt = game_table(parse_game("bulls:4x8"))
     greedy = build(gt, strategy, progress=False)
     stats = verify(tree.TreeDoc(gt.game, greedy))

@@ -16,18 +16,19 @@ Writes tools/results/live.md.
 """
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import time
 
-from benchlib import ROOT, write_table
+from benchlib import write_table
 
 from strategy.cli.options import Parser
 from strategy.protocol import Player
 from strategy.rules import MAX_LIVE_CODES, feedback, parse_game
+from strategy.tree.shipped import names, path_of
 
-BIG_TREES = ["bulls-4x10-total.json", "bulls-5x10-best-found.json.gz", "mastermind-5x8-best-found.json.gz",
-             "mastermind-5x8-consistent-total.json"]
+BIG_TREES = ["bulls-4x10-total", "bulls-5x10-best-found", "mastermind-5x8-best-found", "mastermind-5x8-consistent-total"]
 LIVE_GAMES = ["bulls:10x10", "bulls:9x10", "bulls:8x10", "mastermind:7x10"]
 
 
@@ -135,15 +136,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-live", action="store_true")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     rows = []
-    every_tree = sorted(p.name for p in (ROOT / "trees").iterdir() if p.name.endswith((".json", ".json.gz")))
-    starts = {name: first_question([str(ROOT / "trees" / name)], runs=3) for name in every_tree if name not in BIG_TREES}
+    starts = {name: first_question([str(path_of(name))], runs=3) for name in names() if name not in BIG_TREES}
     slowest = max(starts, key=starts.get)
     rows.append([f"every other shipped tree ({len(starts)})", "offence", f"{ms(starts[slowest])} (slowest: {slowest})",
                  "", "", "", "", ""])
     print(" | ".join(rows[-1]), flush=True)
     for name in BIG_TREES:
-        path = str(ROOT / "trees" / name)
+        path = str(path_of(name))
         first = first_question([path])
         replies, counts, memory, wins = offence_replies([path], args.games, args.seed)
         rows.append([f"tree {name}", "offence", ms(first), ms(statistics.median(replies[1:])), ms(max(replies[1:])),
@@ -169,7 +170,9 @@ def main() -> None:
             f"offence row (seed {args.seed}), in one process (`new` between games). First: the first question from the "
             f"process start (trees: median of 5 starts), or the first reply (defence, race). Median and worst: a reply "
             f"from an answer (or question) sent to the player's next await, the win included. Memory: the player's peak "
-            f"resident memory. The machine has 2 cores shared with other work.")
+            f"resident memory. The machine has 2 cores shared with other work: its load average was "
+            f"{load_before:.1f} when this run began and {os.getloadavg()[0]:.1f} when it ended (above 2, every wall time "
+            f"here is stretched by the other work).")
     path = write_table("live", "Play from trees and live, through the protocol (tools/bench_live.py)",
                        ["player", "mode", "first", "median reply", "worst reply", "win reply (median)", "average questions",
                         "memory"],

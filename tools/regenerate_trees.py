@@ -1,4 +1,4 @@
-"""Regenerate every tree shipped in trees/ with the exact engine (the one script that does it).
+"""Regenerate every tree shipped in strategy/trees/ with the exact engine (the one script that does it).
 
 Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--budget SECONDS]
                                       [--jobs N | --scheduler tcp://HOST:PORT] [--incumbent FILE ...]
@@ -8,7 +8,7 @@ Usage: python tools/regenerate_trees.py [NAME ...] [--frontier] [--missing] [--b
        python tools/regenerate_trees.py --frontier --bound K [--budget SECONDS] [NAME ...]
 
 Each tree is solved in a fresh `strategy solve` process, verified by it before writing, and written through
-a temporary file (gzipped when over 1 MB). With --frontier the open games are solved too (every objective of
+a temporary file (gzipped when over 150 kB). With --frontier the open games are solved too (every objective of
 the frontier games, then the moonshots bulls 5x10 and Mastermind 5x8), each with a store and a task log in
 stores/ (outside git), so that an interrupted run resumes where it stopped: run the same command again. The
 store of an unfinished solve also ships, compacted (its exact results and its slower bounds), as
@@ -17,7 +17,7 @@ last one grows to 1 MB before the next begins); it comes back
 from there, with the time spent on it, on a machine without it.
 --budget interrupts a solve after that many seconds (as Ctrl-C would: the store keeps what was proven, and
 the best complete tree found, with its proven lower bound and the time spent on the store, is verified and
-shipped as trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped; --scheduler
+shipped as strategy/trees/NAME-best-found.json.gz) and moves on; --missing skips trees already shipped; --scheduler
 runs every solve on a Dask cluster instead of local processes (the open games need one). Every solve
 is given the shipped trees of its game, best found included (as `strategy solve --incumbent`), so neither the
 best tree found nor the proven bound gets worse from one run to the next, even on a machine without the
@@ -82,6 +82,8 @@ from strategy.tree.verify import verify, verify_file  # noqa: E402
 
 STORES = ROOT / "stores"
 PARTIAL = ROOT / "build" / "partial"
+TREES = ROOT / "strategy" / "trees"  # the shipped trees (package data)
+GZIP_ABOVE = 150_000  # bytes: larger trees ship gzipped, so that the package stays small
 PROGRESS = ROOT / "trees" / "progress"  # the stores of unfinished solves, compacted, so the next machine resumes them
 SHIP_MIN_SECONDS = 0.02  # bounds quicker to prove than this are left out of a shipped store (found again at once)
 SHIP_CHUNK_BYTES = 1_000_000  # a shipped store's last chunk under this size takes the next run's results in
@@ -131,12 +133,12 @@ def frontier() -> dict[str, list[str]]:
 
 def shipped_path(name: str) -> Path | None:
     """The shipped file of a tree (plain or gzipped), if it exists."""
-    return next((p for p in (ROOT / "trees" / f"{name}.json", ROOT / "trees" / f"{name}.json.gz") if p.exists()), None)
+    return next((p for p in (TREES / f"{name}.json", TREES / f"{name}.json.gz") if p.exists()), None)
 
 
 def best_found_path(name: str) -> Path:
     """Where an unfinished solve ships its best tree found (bulls-5x8-total: trees/bulls-5x8-best-found...)."""
-    return ROOT / "trees" / f"{name.removesuffix('-total')}-best-found.json.gz"
+    return TREES / f"{name.removesuffix('-total')}-best-found.json.gz"
 
 
 def incumbents(name: str, args: list[str], given: dict[str, list[Path]] | None = None) -> list[str]:
@@ -473,7 +475,7 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
     spent_before = found.get("frontier")  # every earlier run's time
     if spent_before:
         carry_over(name, spent_before)
-    out = ROOT / "trees" / f"{name}.json"
+    out = TREES / f"{name}.json"
     start = time.perf_counter()
     wall_start = time.time()
     command = [sys.executable, "-m", "strategy", "solve", *args, *where, "--quiet", "-o", str(out),
@@ -538,7 +540,7 @@ def solve(name: str, args: list[str], where: list[str], budget: float | None,
     best.unlink(missing_ok=True)  # a proven tree replaces the best found
     ship(store)
     (PARTIAL / f"{name}.json.gz").unlink(missing_ok=True)
-    if out.stat().st_size > 1 << 20:  # large trees ship gzipped (every command reads them)
+    if out.stat().st_size > GZIP_ABOVE:  # large trees ship gzipped (every command reads them)
         write_atomic(out.with_suffix(".json.gz"), gzip.compress(out.read_bytes(), compresslevel=9, mtime=0))
         out.unlink()
     print(f"{name}: {time.perf_counter() - start:.1f} s", flush=True)
@@ -694,7 +696,7 @@ def write_unfinished(names: list[str]) -> None:
                  "wall time so far", "worker time so far", "settled", f"efficiency on {PROJECTED_WORKERS}",
                  f"projected proof on {PROJECTED_WORKERS} workers", "published"], rows,
                 "The lower bound is proven; the best tree found is verified over every secret and ships as "
-                "`trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
+                "`strategy/trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
                 f"and runs it at the efficiency simulated from the task logs of the latest runs, at least {EFFICIENCY_SAMPLE / 3600:.0f} h of worker time (the driver spending {1000 * DISPATCH:.0f} ms "
                 "on each task it sends out): an extrapolation, not a bound, "
                 "and an optimistic one, since the settled share grows fastest at the start of a run (the parts of bulls' first "
@@ -710,7 +712,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--jobs", help="worker processes for each solve (default: the solver's choice)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run each solve on this Dask cluster (tcp://HOST:PORT)")
-    parser.add_argument("--missing", action="store_true", help="only the trees not yet in trees/")
+    parser.add_argument("--missing", action="store_true", help="only the trees not yet in strategy/trees/")
     parser.add_argument("--budget", type=float, metavar="SECONDS", help="interrupt each solve after this long")
     parser.add_argument("--table", action="store_true", help="only rewrite the table of unfinished solves")
     parser.add_argument("--improve", type=int, metavar="N",

@@ -7,7 +7,17 @@ import random
 import sys
 
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, parse_game
-from .options import MAX_GAMES, MAX_SEED, TREE_HELP, CommandError, command, int_in, print_json, probability
+from .options import (
+    MAX_GAMES,
+    MAX_SEED,
+    TREE_HELP,
+    CommandError,
+    command,
+    int_in,
+    print_json,
+    probability,
+    tree_argument,
+)
 
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
@@ -152,7 +162,7 @@ def add_commands(sub) -> None:
                 "live play: each question is chosen at play time (the shipped tree's while on it, an exact search "
                 "once the secrets are few, else entropy over a seeded sample), on games of up to "
                 f"{MAX_LIVE_CODES:,} codes.", cmd_play, epilog=PLAY_EPILOG)
-    p.add_argument("tree", metavar="TREE", nargs="?", help=TREE_HELP + "; none: live play")
+    p.add_argument("tree", type=tree_argument, metavar="TREE", nargs="?", help=TREE_HELP + "; none: live play")
     p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
     p.add_argument("--all", action="store_true", help="play every secret and print the distribution (without a TREE: "
                    "games of up to 10,000 codes, or --sample N)")

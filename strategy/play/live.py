@@ -4,7 +4,8 @@ The candidates are NumPy arrays (`candidates.Candidates`), filtered in vector op
 bulls 10 of 10's 3,628,800 codes takes about a tenth of a second, the later ones far less. The question, in
 order of preference:
 
-1. the shipped tree's, while the answers keep the position on it (`trees/`, when one exists for the game);
+1. the shipped tree's, while the answers keep the position on it (`strategy/trees/`, when one exists for the
+   game);
 2. one or two candidates left: the first of them;
 3. few candidates: an exact search (`EXACT_MAX` secrets, at most `DEDUP_PAIRS` code x candidate answers to
    reduce the probes): the probes are reduced to one per partition of the candidates, the lowest code of
@@ -38,7 +39,6 @@ POOL_OTHERS = 500  # other codes tried as questions
 FIRST_SAMPLE = 4096  # secrets the classes of first questions are scored on
 UNIVERSE_MAX = 3000  # ... and the candidates with one probe per partition of them are at most this many codes
 EXACT_SECONDS = 0.6  # an exact search still running after this long is dropped for the greedy rule
-TREES = Path(__file__).resolve().parent.parent.parent / "trees"
 
 
 # -- the shipped trees ----------------------------------------------------------------------------------
@@ -46,12 +46,10 @@ TREES = Path(__file__).resolve().parent.parent.parent / "trees"
 
 def shipped_tree(game: Game) -> Path | None:
     """The shipped tree that plays `game` best on average (least total, else the best found), if any."""
-    stem = f"{game.name}-{game.length}x{game.symbols}{'' if game.leading_zero else '-nz'}"
-    for name in (f"{stem}-total.json", f"{stem}-best-found.json.gz", f"{stem}-total.json.gz"):
-        path = TREES / name
-        if path.is_file():
-            return path
-    return None
+    from ..tree.shipped import path_of
+
+    base = game.spec.replace(":", "-")
+    return next((p for p in map(path_of, (f"{base}-total", f"{base}-best-found")) if p is not None), None)
 
 
 # -- the first question ------------------------------------------------------------------------------

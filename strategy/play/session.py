@@ -8,7 +8,7 @@ Standard library only: the candidates are loaded (NumPy) at the first answer, no
 when it starts. The walker is a tree's (`walker.Walker`) or live play's (`live.LiveWalker`).
 
 Commands, in every mode where they apply: an answer in any notation (`rules.read_answer_text`),
-a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `quit` (or `q`); after a game,
+a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `help`, `quit` (or `q`); after a game,
 `new [SECRET]` starts the next one (`serve`).
 """
 from __future__ import annotations
@@ -20,6 +20,10 @@ from ..rules import Answer, Code, Game, GameError, feedback
 from .walker import Conflict, History, TreeGap, Walker
 
 QUIT = {"q", "quit", "exit"}
+HELP = {"help", "h", "?"}
+ANSWERING = ("an answer to my question in any notation (1,2  1 2  12  1H2B  '1 hit, 2 blows'; the code length alone "
+             "for all hits), undo, correct NUMBER ANSWER, noisy [Q] (answers may be wrong), q to quit")
+ASKING = "a code as your question (e.g. {example}), q to quit"
 DEFAULT_NOISE = 0.05
 RACE_RULE = ("You ask first. If you find my secret, I still get my turn of that round: "
              "if I find yours too, the game is a draw.")
@@ -153,6 +157,8 @@ class Asker:
         words = low.split()
         if low in QUIT:
             raise End("quit")
+        if low in HELP:
+            return [event("help", commands=ANSWERING)]
         if low == "undo":
             return self.undo()
         if words and words[0] == "correct":
@@ -355,6 +361,9 @@ def _read_question(game: Game, channel: Channel, number: int) -> Code:
         text = line.strip()
         if text.lower() in QUIT:
             raise End("quit")
+        if text.lower() in HELP:
+            channel.emit(event("help", commands=ASKING.format(example=game.format_code(game.codes()[0]))))
+            continue
         try:
             return game.parse_code(text)
         except GameError as e:
