@@ -362,7 +362,7 @@ def _read_question(game: Game, channel: Channel, number: int) -> Code:
         if text.lower() in QUIT:
             raise End("quit")
         if text.lower() in HELP:
-            channel.emit(event("help", commands=ASKING.format(example=game.format_code(game.codes()[0]))))
+            channel.emit(event("help", commands=ASKING.format(example=game.format_code(game.code_at(0)))))
             continue
         try:
             return game.parse_code(text)
