@@ -27,7 +27,7 @@ from strategy import protocol  # noqa: E402
 from strategy.cli import make_parser  # noqa: E402
 from strategy.cli.options import Parser  # noqa: E402
 from strategy.files import MAX_READ_BYTES, write_atomic  # noqa: E402
-from strategy.rules import MAX_CODES, MAX_TABLE_CODES, parse_game  # noqa: E402
+from strategy.rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, parse_game  # noqa: E402
 from strategy.tree import format as tree_io  # noqa: E402
 from strategy.tree.verify import Stats, verify_file  # noqa: E402
 
@@ -183,7 +183,10 @@ def block_games() -> str:
 
 def block_limits() -> str:
     return (f"| what | limit |\n|---|---|\n"
-            f"| codes of any game (every command: play, verify, build, export) | {MAX_CODES:,} |\n"
+            f"| codes of a game played without a tree file (`play --game G`: offence, auto, defence, race, "
+            f"protocol, `--all --sample N`) | {MAX_LIVE_CODES:,} |\n"
+            f"| codes of a game for every other command and mode (tree files, verify, build, export) "
+            f"| {MAX_CODES:,} |\n"
             f"| codes of a game for the exact search and noisy mode (they keep the N×N answer table) | {MAX_TABLE_CODES:,} |\n"
             f"| size of a tree file read (also once unpacked from gzip) | {MAX_READ_BYTES // 2**20} MB |")
 
@@ -426,7 +429,7 @@ def result_tables(prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> s
     return "\n\n".join(p.read_text().rstrip() for p in paths) or "(not run yet)"
 
 
-TABLES = ("race-", "league-", "frontier-", "first-")
+TABLES = ("race-", "league-", "frontier-", "first-", "vs-", "live")
 
 
 def block_benchmarks() -> str:
@@ -461,6 +464,7 @@ BLOCKS = {
     "race": lambda: result_tables(("race-",)),
     "league": lambda: result_tables(("league-",)),
     "frontier": lambda: result_tables(("frontier-",)),
+    "live": lambda: result_tables(("vs-", "live")),
 }
 PATTERN = re.compile(r"(<!-- begin (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 

@@ -75,7 +75,7 @@ class TextChannel:
             self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or 1H2B; "
                      f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits.")
         elif self.mode == "defence":
-            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.codes()[0])}; q quits.")
+            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; q quits.")
         elif self.mode == "race":
             self.say(f"Race on {spec}. Think of your secret; I have mine. {RACE_RULE}")
 
