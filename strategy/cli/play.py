@@ -26,6 +26,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from ..play import session
     from ..play.channels import JsonChannel, TextChannel
     from ..play.walker import Walker
+    from ..tree.shipped import label
 
     modes = [m for m in PLAY_MODES if getattr(args, m)]
     if len(modes) > 1:
@@ -46,12 +47,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     secret = game.parse_code(args.secret) if args.secret else None
     if mode == "self_test":
         return _self_test(game, args)
-    tree_name = args.tree
+    tree_name = label(args.tree) if args.tree else None
     if walker is None and mode != "defence":
         from ..play.live import live_walker, shipped_tree
 
         walker = live_walker(game, args.seed or 0)  # the shipped tree's questions while on it, then live
-        tree_name = shipped_tree(game).name if walker.tree is not None else None
+        found = shipped_tree(game)
+        tree_name = label(str(found)) if walker.tree is not None and found is not None else None
     if mode == "all":
         return _play_all(walker, args) if args.tree else _play_live_all(walker, args)
     channel = JsonChannel() if args.protocol else TextChannel(game)
