@@ -55,6 +55,7 @@ from .worker import Engine, Spec, Stopped, wait_for
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
 STORE_BOUND_SECONDS = 1.0  # a lookahead bound that took this long is kept in the store (quicker ones cost less to
 # find again than to keep)
+WINDOW_PASSES = 3  # passes of narrow windows before a probe's parts are bounded with the whole cut-off left
 STORE_PROBES_ABOVE = Plan().min_size  # sets this large are the ones the driver splits into probes, whose bounds
 # the store holds: the probes of smaller sets are not looked up (a search of a small set stores the set's bound)
 
@@ -175,21 +176,63 @@ class Lookahead:
             parts = [(members[starts[c]:starts[c + 1]], fill(int(sizes[c])))
                      for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2),
                                      key=lambda c: -sizes[c])]
+            parts, value = self.prebound(parts, d + 1, b_here, value, min(best, beta))
             deeper = np.append(history, g).astype(history.dtype)
             share = self.parts_in_threads if d == 0 and self.helpers else self.parts_in_turn
             value = share(parts, d + 1, b_here, deeper, levels - 1, min(best, beta), value)
             best = min(best, max(value, int(lb[i])))
         return max(best, base)
 
-    def parts_in_turn(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray, levels: int,
-                      cut: int, value: int) -> int:
-        """`value` (which counts each part at its level fill) with each part's bound in its place, largest part
-        first, until it reaches `cut`."""
+    def prebound(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, value: int,
+                 cut: int) -> tuple[list[tuple[np.ndarray, int]], int]:
+        """The parts' level fills raised to the engine's cheap bound of each (`exact.bound_set`: the transposition
+        table, then a scan of the part's own candidates, which often proves its value), before any part is looked
+        ahead or searched: a probe that these bounds refute costs no more, and the others' cut-offs are tighter.
+        Parts proven exact leave the list; the sum is the same lower bound, only higher."""
+        e = self.engine
+        raised = []
         for part, fill in parts:
             if value >= cut:
+                raised.append((part, fill))  # refuted already: the rest keep their level fill
+                continue
+            v, probe = exact.bound_set(self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch, part,
+                                       np.int64(d), np.int64(b))
+            v = max(int(v), fill)
+            value += v - fill
+            if probe < 0:
+                raised.append((part, v))
+        return raised, value
+
+    def parts_in_turn(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray, levels: int,
+                      cut: int, value: int) -> int:
+        """`value` (which counts each part at its bound so far) with each part's bound in its place, largest part
+        first, until it reaches `cut`. First come passes of narrow windows: each part open is bounded (searched,
+        when small enough) with its bound so far + an even share of what the probe still lacks as its cut-off,
+        which most often proves the share cheaply, or gives the part's final value; then the parts still open are
+        bounded with the whole cut-off left. A probe that the shares refute is never searched to its parts'
+        exact values; a probe under the cut-off is counted in full either way (the same sum)."""
+        bounds = [fill for _, fill in parts]
+        final = [self.fixed(part, levels) for part, _ in parts]
+        for rnd in range(WINDOW_PASSES + 1):
+            deep = rnd == WINDOW_PASSES
+            open_parts = [i for i in range(len(parts)) if not final[i]]
+            if not open_parts or value >= cut:
                 break
-            value += self.bound(part, d, b, history, levels, cut - value + fill) - fill
+            step = max(1, (cut - value) // len(open_parts))
+            for i in open_parts:
+                if value >= cut:
+                    break
+                beta = cut - value + bounds[i] if deep or final[i] is None else bounds[i] + step
+                got = max(bounds[i], self.bound(parts[i][0], d, b, history, levels, beta))
+                value += got - bounds[i]
+                bounds[i] = got
+                final[i] = got < beta or final[i] is None
         return value
+
+    def fixed(self, part: np.ndarray, levels: int) -> bool | None:
+        """Whether a part's bound is final from the start (never), or None when a cut-off does not change it (a
+        last level that only scans: it is bounded once, with the whole cut-off left)."""
+        return None if levels <= 1 and len(part) > self.exact_below else False
 
     def parts_in_threads(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray,
                          levels: int, cut: int, value: int) -> int:
