@@ -65,8 +65,9 @@ class Lookahead:
 
     def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
                  on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
-                 threads: int = 1):
+                 threads: int = 1, half: bool = False):
         self.gt = gt
+        self.half = half
         self.store = store
         self.objective = costs.key
         tt_bits = tt_bits_for(gt.size) if exact_below > 2 else LOOKAHEAD_TT_BITS
@@ -76,7 +77,7 @@ class Lookahead:
         self.stop = False  # set by `request_stop` from another thread: the bound unwinds at its next node
         # lookaheads of their own (engine, scratch arrays) that bound the parts of the game's first questions
         # in threads of their own, with this one (the kernels free the GIL)
-        self.helpers = [Lookahead(gt, costs, consistent_only, on_node, exact_below, store)
+        self.helpers = [Lookahead(gt, costs, consistent_only, on_node, exact_below, store, half=half)
                         for _ in range(threads - 1)]
 
     def request_stop(self) -> None:
@@ -117,7 +118,8 @@ class Lookahead:
             return max(floor, self.searched(S, d, b, history, beta, key))
         # the lookahead's own result at these settings, from a run stopped before the end: final when it ended
         # under its cut-off (the value this computation would give), else a bound that may reach this one's
-        ahead = set_key(f"{self.objective}/lookahead-{levels}-{self.exact_below}", d, S) if key and levels > 1 else None
+        setting = f"{levels}{'h' if self.half else ''}-{self.exact_below}"
+        ahead = set_key(f"{self.objective}/lookahead-{setting}", d, S) if key and levels > 1 else None
         earlier = self.store.get(ahead) if ahead is not None else None
         if earlier is not None and (earlier.exact or earlier.value >= beta):
             return max(floor, earlier.value)
@@ -151,7 +153,7 @@ class Lookahead:
         if key is not None and len(S) > STORE_PROBES_ABOVE:
             lb = self.stored_probe_bounds(key, probes, lb)
         base = max(floor, int(lb.min()) if len(lb) else int(INF))
-        if levels <= 1 or base >= beta:
+        if (levels <= 1 and not self.half) or base >= beta:
             return base
         gt = self.gt
         n_classes = len(gt.answers)
@@ -177,6 +179,9 @@ class Lookahead:
                      for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2),
                                      key=lambda c: -sizes[c])]
             parts, value = self.prebound(parts, d + 1, b_here, value, min(best, beta))
+            if levels <= 1:  # the half level: the parts at their cheap bounds
+                best = min(best, max(value, int(lb[i])))
+                continue
             deeper = np.append(history, g).astype(history.dtype)
             share = self.parts_in_threads if d == 0 and self.helpers else self.parts_in_turn
             value = share(parts, d + 1, b_here, deeper, levels - 1, min(best, beta), value)
@@ -232,38 +237,56 @@ class Lookahead:
     def fixed(self, part: np.ndarray, levels: int) -> bool | None:
         """Whether a part's bound is final from the start (never), or None when a cut-off does not change it (a
         last level that only scans: it is bounded once, with the whole cut-off left)."""
-        return None if levels <= 1 and len(part) > self.exact_below else False
+        return None if levels <= 1 and len(part) > self.exact_below and not self.half else False
 
     def parts_in_threads(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray,
                          levels: int, cut: int, value: int) -> int:
-        """`parts_in_turn`, the parts shared out to this lookahead and its helpers (one thread each, largest part
-        first). A part's cut-off counts the parts still running at their level fill, so it is looser than in
-        turn, but a sum under `cut` is the same: every part in it was bounded below its cut-off."""
+        """`parts_in_turn`, the parts of each pass shared out to this lookahead and its helpers (one thread each,
+        largest part first). A part's cut-off in the last pass counts the parts still running at their bound so
+        far, so it is looser than in turn, but a sum under `cut` is the same: every part in it was bounded below
+        its cut-off."""
         lock = threading.Lock()
+        bounds = [fill for _, fill in parts]
+        final = [self.fixed(part, levels) for part, _ in parts]
         state = {"value": value, "next": 0}
 
-        def work(lookahead: Lookahead) -> None:
+        def work(lookahead: Lookahead, todo: list[int], step: int | None) -> None:
             while True:
                 with lock:
-                    if state["value"] >= cut or state["next"] == len(parts) or self.stop:
+                    if state["value"] >= cut or state["next"] == len(todo) or self.stop:
                         return
-                    part, fill = parts[state["next"]]
+                    i = todo[state["next"]]
                     state["next"] += 1
-                    beta = cut - state["value"] + fill
-                got = lookahead.bound(part, d, b, history, levels, beta)
+                    deep = step is None or final[i] is None
+                    beta = cut - state["value"] + bounds[i] if deep else bounds[i] + step
+                got = lookahead.bound(parts[i][0], d, b, history, levels, beta)
                 with lock:
-                    state["value"] += got - fill
+                    got = max(got, bounds[i])
+                    state["value"] += got - bounds[i]
+                    bounds[i] = got
+                    final[i] = got < beta or final[i] is None
 
         with ThreadPoolExecutor(len(self.helpers)) as pool:  # its exit waits for the helpers
-            running = [pool.submit(work, helper) for helper in self.helpers]
-            try:
-                work(self)
-            except BaseException:
-                for helper in self.helpers:  # the whole bound ends: theirs too, at their next node
-                    helper.request_stop()
-                raise
-            for future in running:
-                future.result()  # a helper's Stopped or failure, raised here
+            for rnd in range(WINDOW_PASSES + 1):
+                todo = [i for i in range(len(parts)) if not final[i]]
+                if not todo or state["value"] >= cut or self.stop:
+                    break
+                step = None if rnd == WINDOW_PASSES else max(1, (cut - state["value"]) // len(todo))
+                state["next"] = 0
+                running = [pool.submit(work, helper, todo, step) for helper in self.helpers]
+                try:
+                    work(self, todo, step)
+                except BaseException:
+                    for helper in self.helpers:  # the whole bound ends: theirs too, at their next node
+                        helper.request_stop()
+                    raise
+                finally:
+                    for future in running:
+                        future.exception()  # wait for each helper before the next pass or the exit
+                for future in running:
+                    future.result()  # a helper's Stopped or failure, raised here
+        if self.stop:
+            raise Stopped()
         return state["value"]
 
     def stored_probe_bounds(self, key: str, probes: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -282,16 +305,17 @@ class Lookahead:
 
 def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
                     on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
-                    threads: int | None = None) -> int:
+                    threads: int | None = None, half: bool = False) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
     meets the objective's depth bound), sets of at most `exact_below` secrets searched exactly, and what
     `store` has proven used where the lookahead meets it. The parts of the first questions are bounded by
-    `threads` at once (one per core unless given); the bound is the same whatever their number.
+    `threads` at once (one per core unless given); the bound is the same whatever their number. With `half`,
+    half a level more: below the last level each probe's parts count at the engine's cheap bound of each.
 
     It runs in a thread while this one waits: a Ctrl-C or a signal that arrived in the middle of a compiled
     call would otherwise surface as numba's SystemError instead of itself; here it stops the bound at its
     next node and is raised as it came."""
-    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store, threads or os.cpu_count() or 1)
+    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store, threads or os.cpu_count() or 1, half)
     out: list = []
 
     def run() -> None:
