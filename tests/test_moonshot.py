@@ -49,3 +49,21 @@ def test_the_prebound_raises_a_probe_to_what_the_engine_proves_cheaply():
     assert value > fills
     assert len(raised) <= len(parts)
     assert all(v >= int(exact.level_fill(len(p), b, 1, look.engine.bounds)) for p, v in raised)
+
+
+@pytest.mark.parametrize("spec", ["bulls:3x5", "mastermind:3x4", "mastermind:4x4", "bulls:4x6"])
+@pytest.mark.parametrize("objective", ["total", "within", "fewest", "consistent", "too-shallow"])
+def test_half_a_level_more_never_lowers_the_bound_nor_passes_the_optimum(spec, objective):
+    """The half level (each probe's parts at the engine's cheap bound below the last level) is admissible: at
+    least the bound of its levels, never above the search's optimum, with sets searched exactly too."""
+    from strategy.engine.exact import INF
+
+    from .test_lookahead import optima
+
+    costs, consistent, value = optima(spec)[objective]
+    gt = game_table(parse_game(spec))
+    for levels in (1, 2, 3):
+        plain = lookahead_bound(gt, costs, levels, consistent)
+        half = lookahead_bound(gt, costs, levels, consistent, half=True)
+        assert plain <= half <= (INF if value is None else value)
+        assert lookahead_bound(gt, costs, levels, consistent, exact_below=12, half=True) <= (INF if value is None else value)
