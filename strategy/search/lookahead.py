@@ -153,7 +153,11 @@ class Lookahead:
         if key is not None and len(S) > STORE_PROBES_ABOVE:
             lb = self.stored_probe_bounds(key, probes, lb)
         base = max(floor, int(lb.min()) if len(lb) else int(INF))
-        if (levels <= 1 and not self.half) or base >= beta:
+        if levels <= 1 and self.half and base < beta:  # half a level: each probe's parts at their cheap bound
+            e = self.engine
+            return max(base, int(exact.half_level(self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch,
+                                                  S, np.int64(d), np.int64(b_here), probes, lb, np.int64(beta))))
+        if levels <= 1 or base >= beta:
             return base
         gt = self.gt
         n_classes = len(gt.answers)
@@ -179,9 +183,6 @@ class Lookahead:
                      for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2),
                                      key=lambda c: -sizes[c])]
             parts, value = self.prebound(parts, d + 1, b_here, value, min(best, beta))
-            if levels <= 1:  # the half level: the parts at their cheap bounds
-                best = min(best, max(value, int(lb[i])))
-                continue
             deeper = np.append(history, g).astype(history.dtype)
             share = self.parts_in_threads if d == 0 and self.helpers else self.parts_in_turn
             value = share(parts, d + 1, b_here, deeper, levels - 1, min(best, beta), value)
