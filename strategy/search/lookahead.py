@@ -13,7 +13,12 @@ frontier table in the README).
 
 Probes are taken by increasing level-fill bound; one stops counting as soon as its parts reach the
 best probe so far (or the caller's cut-off `beta`: fail-soft, as in the search), and the probes
-whose level-fill bound reaches it are never expanded. The parts of the game's first questions are shared
+whose level-fill bound reaches it are never expanded. A probe's parts start from the engine's cheap bound of
+each (`exact.bound_set`), then are bounded in passes of narrow windows (each part's cut-off its bound so far
+plus an even share of what the probe still lacks) before the whole cut-off left: most probes are refuted by
+the shares, without their parts' exact values (tools/bench_moonshot.py, the moonshots' first-question parts:
+the same bounds in a fraction of the time). With `half`, half a level more: below the last level each probe's
+parts count at the engine's cheap bound (`exact.half_level`) instead of their level fill. The parts of the game's first questions are shared
 out to threads, one lookahead (engine, scratch arrays) each: a part starts with the cut-off left then, so
 the parts of a probe that reaches the cut-off may be counted further than in turn, and the bound is the same.
 
