@@ -4,7 +4,7 @@ Standard library only, so a bot, a GUI or a referee can use it without the engin
 
     from strategy.protocol import Player
 
-    with Player.start("trees/bulls-4x10-total.json") as me:
+    with Player.start("bulls:4x10") as me:
         question = me.next("question")              # Event(question, code='0123', candidates=5040, ...)
         events = me.answer(1, 2)                     # everything up to the player's next await
         ...
@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 PROTOCOL_VERSION = 1
-EXIT_SOLVED, EXIT_BAD_INPUT, EXIT_QUIT, EXIT_EOF, EXIT_CONTRADICTION = 0, 2, 3, 4, 5
+# how `strategy play` ends (its exit status, and the `exit` field of the protocol's `end` event)
+EXIT_SOLVED = 0  # the game ended: solved, or the race was decided
+EXIT_BAD_INPUT = 2  # bad options or files, a tree that does not cover the answers
+EXIT_QUIT = 3
+EXIT_EOF = 4
+EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradicted each other
 
 
 class ProtocolError(Exception):

@@ -16,7 +16,7 @@ import pytest
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
-TREES = ROOT / "trees"
+TREES = ROOT / "strategy" / "trees"  # the shipped trees (package data)
 
 
 def import_tool(name: str) -> types.ModuleType:
@@ -36,7 +36,7 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 300) -> subpr
 
 @pytest.fixture(scope="session")
 def bulls4():
-    from strategy.feedback_table import game_table
+    from strategy.engine.table import game_table
     from strategy.rules import parse_game
 
     return game_table(parse_game("bulls:4x10"))
@@ -44,7 +44,7 @@ def bulls4():
 
 @pytest.fixture(scope="session")
 def mm46():
-    from strategy.feedback_table import game_table
+    from strategy.engine.table import game_table
     from strategy.rules import parse_game
 
     return game_table(parse_game("mastermind:4x6"))
@@ -64,3 +64,14 @@ def interrupt_after(monkeypatch, pushes: int) -> None:
         return real_push(self)
 
     monkeypatch.setattr(Driver, "push_cutoffs", push)
+
+
+def solve(gt, objective: str = "total", *, progress: bool = False, incumbents=(), known_bounds=None, **options):
+    """`solve_game` with the objective's and the resources' fields given as keywords (max_depth, consistent_only,
+    against, rule, seat; jobs, scheduler, store, log, plan, tt_bits)."""
+    from strategy.search.solve import Objective, Resources, solve_game
+
+    fields = ("max_depth", "consistent_only", "against", "rule", "seat")
+    goal = Objective(objective, **{k: (tuple(v) if k == "against" else v) for k, v in options.items() if k in fields})
+    resources = Resources(**{k: v for k, v in options.items() if k not in fields})
+    return solve_game(gt, goal, resources, progress=progress, incumbents=incumbents, known_bounds=known_bounds)

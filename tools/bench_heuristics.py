@@ -21,9 +21,19 @@ import tempfile
 from pathlib import Path
 
 import orjson
+from benchlib import (
+    PEER_STRATEGY,
+    check_peer,
+    measure,
+    merged_rows,
+    peer_rules,
+    peer_total,
+    startup,
+    strategy,
+    write_table,
+)
 
-from benchlib import PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
-from strategy.cli import Parser
+from strategy.cli.options import Parser
 
 HEURISTICS = ("expected-size", "entropy", "minimax", "most-parts")
 BASE = [("bulls:4x10", s) for s in HEURISTICS]

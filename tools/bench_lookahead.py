@@ -14,7 +14,7 @@ import time
 
 from benchlib import merged_rows, write_table
 
-from strategy.cli import Parser
+from strategy.cli.options import Parser
 
 # (game, levels, sets searched exactly below N secrets), quick ones first
 CASES = [("mastermind:4x6", 4, 0), ("bulls:5x8", 3, 0), ("mastermind:4x7", 3, 200), ("bulls:4x10", 3, 400),
@@ -23,7 +23,7 @@ QUICK = 4
 
 
 def timed(spec: str, levels: int, below: int, threads: int) -> tuple[int, float]:
-    from strategy.feedback_table import game_table
+    from strategy.engine.table import game_table
     from strategy.rules import parse_game
     from strategy.search import objectives
     from strategy.search.lookahead import lookahead_bound

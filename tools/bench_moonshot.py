@@ -5,7 +5,7 @@ Usage: python tools/bench_moonshot.py --against DIR [--only KIND ...] [--cases F
 
 The cases (tools/bench_moonshot.json, made once by --make and committed, so that every run times the same work)
 are drawn from the moonshots' stores (stores/GAME.db, restored from trees/progress/ as tools/regenerate_trees.py
-does) and their best trees found (trees/*-best-found.json.gz), for bulls 5 of 10 and Mastermind 5x8:
+does) and their best trees found (strategy/trees/*-best-found.json.gz), for bulls 5 of 10 and Mastermind 5x8:
 
 - part: a part of the first question bounded by the lookahead as `regenerate_trees.py --bound` bounds it (two
   more levels, sets of at most N secrets searched exactly with the cut-off left there);
@@ -76,7 +76,8 @@ def make_cases() -> list[dict]:
         costs = objectives.total()
         engine = Engine(gt, Spec(gt.game, costs, False, 20))
         look = Lookahead(gt, costs)
-        tree = orjson.loads(gzip.open(ROOT / "trees" / f"{stem}-best-found.json.gz").read())["tree"]
+        found = next(p for p in (ROOT / "strategy" / "trees", ROOT / "trees") if (p / f"{stem}-best-found.json.gz").exists())
+        tree = orjson.loads(gzip.open(found / f"{stem}-best-found.json.gz").read())["tree"]
         S = np.arange(gt.size, dtype=np.int32)
         g1 = gt.index(gt.game.read_code(tree["guess"]))
         b0 = len(gt.answers) - 1

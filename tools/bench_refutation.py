@@ -3,7 +3,7 @@
 Usage: python tools/bench_refutation.py [--against DIR] [--passes N [N ...]] [--every K] [--set I J K --beta B]
        [--objective total|fewest-at-L]
 
-Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py --frontier):
+Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py solve --frontier):
 the part of the first question's 17th answer (0,2: 3120 secrets, parts taken smallest first), its question at
 position 3 and that question's largest part (696 secrets, depth 2); then runs, as a worker does, the probe task
 of every K-th of that set's questions at the cut-off the solve gave them (4105, which refutes every one). With
@@ -30,7 +30,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strategy.cli import Parser  # noqa: E402
+from strategy.cli.options import Parser  # noqa: E402
+
 PATH = (16, 3, 0)  # part of the first question (smallest first), question position, part (largest first)
 BETA = 4105
 
@@ -54,10 +55,11 @@ def rebuild(every: int, path: tuple[int, int, int], beta: int, objective: str = 
     import numpy as np
 
     from strategy.engine import exact
-    from strategy.feedback_table import game_table, split
+    from strategy.engine.searcher import Engine, Spec
+    from strategy.engine.table import game_table, split
     from strategy.rules import parse_game
     from strategy.search.driver import Driver
-    from strategy.search.worker import Engine, Spec, Task, run_on
+    from strategy.search.worker import Task, run_on
 
     gt = game_table(parse_game("bulls:5x9"))
     engine = Engine(gt, Spec(gt.game, costs_named(objective), False, 22))

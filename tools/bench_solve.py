@@ -15,9 +15,20 @@ import tempfile
 from pathlib import Path
 
 import orjson
+from benchlib import (
+    LOCAL_CLUSTER,
+    PEER_STRATEGY,
+    check_peer,
+    measure,
+    merged_rows,
+    peer_rules,
+    peer_total,
+    startup,
+    strategy,
+    write_table,
+)
 
-from benchlib import LOCAL_CLUSTER, PEER_STRATEGY, check_peer, measure, merged_rows, peer_rules, peer_total, startup, strategy, write_table
-from strategy.cli import Parser
+from strategy.cli.options import Parser
 
 SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
          ("mastermind:4x6", ["--consistent-only"]), ("bulls:4x10", ["--consistent-only"])]

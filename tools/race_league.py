@@ -26,14 +26,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import write_table  # noqa: E402
-from strategy.feedback_table import game_table  # noqa: E402
-from strategy.io.files import FileError  # noqa: E402
-from strategy.io.tree import load  # noqa: E402
-from strategy.io.verify import verify  # noqa: E402
+
+from strategy.cli.options import Parser  # noqa: E402
+from strategy.engine.table import game_table  # noqa: E402
+from strategy.files import FileError  # noqa: E402
 from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome  # noqa: E402
-from strategy.cli import Parser  # noqa: E402
 from strategy.play.walker import Walker  # noqa: E402
 from strategy.rules import GameError, feedback, parse_game  # noqa: E402
+from strategy.tree.format import load  # noqa: E402
+from strategy.tree.verify import verify  # noqa: E402
 
 
 class Player:
@@ -208,8 +209,8 @@ def simulate(pool, i_a: int, i_b: int, rule: str, races: int, seed: int) -> tupl
 
 def make_players(game, spec: str) -> list[Player]:
     stem = spec.replace(":", "-")
-    total = load(ROOT / "trees" / f"{stem}-total.json")
-    strongest_path = ROOT / "trees" / f"race-{stem}-strongest.json"
+    total = load(ROOT / "strategy" / "trees" / f"{stem}-total.json")
+    strongest_path = ROOT / "strategy" / "trees" / f"race-{stem}-strongest.json"
     players = [SeedPlayer(game), TreePlayer("min-total tree", Walker(total))]
     if strongest_path.exists():
         players.append(TreePlayer("strongest tree", Walker(load(strongest_path))))

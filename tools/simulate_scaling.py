@@ -22,7 +22,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from strategy.cli import Parser  # noqa: E402
+from strategy.cli.options import Parser  # noqa: E402
 
 DISPATCH = 0.003  # seconds of the driver's time per task sent out (2.8 to 3.5 ms measured)
 

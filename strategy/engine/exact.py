@@ -44,8 +44,8 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ..feedback_table import split
-from ..symmetry import canonical_probes, dead_symbols, stabiliser
+from .symmetry import canonical_probes, dead_symbols, stabiliser
+from .table import split
 
 INF = np.int64(1 << 40)
 

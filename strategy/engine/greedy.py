@@ -22,7 +22,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..rules import feedback
-from ..symmetry import canonical_probes
+from .symmetry import canonical_probes
 
 feedback_rule = numba.njit(cache=True)(feedback)
 
@@ -83,19 +83,6 @@ def _min_sum(a, b):
     ge = ((d & H8) >> np.uint64(7)) * np.uint64(255)  # a >= b in that lane
     sat = (d ^ H8) & ge  # max(0, a - b)
     return ((a - sat) * ONES) >> np.uint64(56)
-
-
-@numba.njit(cache=True)
-def packed_answer(pw, pm, pc0, pc1, sw, sm, sc0, sc1, distinct, length, lut, width):
-    """The answer class of a packed probe against a packed secret."""
-    x = pw ^ sw
-    nonzero = popcount((((x & L7) + L7) | x) & H8)
-    hits = np.uint64(length) - nonzero
-    if distinct:
-        common = popcount(pm & sm)
-    else:
-        common = _min_sum(pc0, sc0) + _min_sum(pc1, sc1)
-    return lut[hits * np.uint64(width) + common]
 
 
 @numba.njit(cache=True)

@@ -12,35 +12,14 @@ import math
 import random
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from ..feedback_table import game_table
+from ..engine.noisy import answer_entropies
+from ..engine.table import game_table
 from ..rules import Game, GameError
 
 SUPPORT_CUTOFF = 1e-9  # secrets below this share of the top posterior are left out of the gain
 CONFIDENT = 0.5
-
-
-@numba.njit(cache=True, parallel=True)
-def _answer_entropies(table, support, weights, n_classes, q):
-    """Entropy of the noisy answer distribution of every probe, and its win-class mass."""
-    n_probes = table.shape[0]
-    out = np.empty(n_probes)
-    win_mass = np.empty(n_probes)
-    for p in numba.prange(n_probes):
-        mass = np.zeros(n_classes)
-        row = table[p]
-        for i in range(support.shape[0]):
-            mass[row[support[i]]] += weights[i]
-        h = 0.0
-        for c in range(n_classes):
-            pa = (1.0 - q) * mass[c] + q / n_classes
-            if pa > 0.0:
-                h -= pa * np.log(pa)
-        out[p] = h
-        win_mass[p] = mass[n_classes - 1]
-    return out, win_mass
 
 
 class NoisyGuesser:
@@ -74,7 +53,7 @@ class NoisyGuesser:
         if p[best] >= CONFIDENT:
             return best
         support = np.flatnonzero(p >= p[best] * SUPPORT_CUTOFF).astype(np.int32)
-        ent, win_mass = _answer_entropies(self.gt.table, support, p[support], self.n_classes, self.q)
+        ent, win_mass = answer_entropies(self.gt.table, support, p[support], self.n_classes, self.q)
         # largest gain; among (near-)ties the probe more likely to be the secret, then the lowest code
         top = ent.max()
         tied = np.flatnonzero(ent >= top - 1e-12)

@@ -71,25 +71,6 @@ def outcome(depths_a: list[int], depths_b: list[int], rule: str = "tie") -> Outc
     return Outcome(Fraction(wins, total), Fraction(draws, total), Fraction(total - wins - draws, total))
 
 
-def win_costs(depths_b: list[int], rule: str = "tie", seat: str = "first") -> list[int]:
-    """cost[r] of a secret we find at question r against B (twice the B secrets we lose or half-lose to):
-    minimising the total maximises our score, which is 1 - total / (2·ours·theirs)."""
-    nb = sum(depths_b)
-    out = [0]
-    below = 0  # B secrets found before question r
-    for r in range(1, len(depths_b) + 1):
-        at = depths_b[r] if r < len(depths_b) else 0
-        if rule == "tie":
-            out.append(2 * below + at)
-        elif seat == "first":
-            out.append(2 * below)
-        else:
-            out.append(2 * (below + at))
-        below += at
-    out.append(2 * nb)  # after B's last question every secret is lost
-    return out
-
-
 # -- adaptive play -----------------------------------------------------------------------------------
 
 
@@ -150,7 +131,7 @@ class AdaptiveRacer:
     def tree_depth(self, code: Code) -> int:
         """Questions the tree needs from the start for this secret (computed once for all codes)."""
         if self._depth is None:
-            from ..io.verify import measure
+            from ..tree.verify import measure
 
             depths = measure(self.game, self.walker.root)[1]
             self._depth = {self.game.read_code(c): d for c, d in depths.items()}

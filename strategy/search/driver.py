@@ -9,7 +9,7 @@ its value is also a cut-off from the start), else the first in the canonical ord
 squares, code). Every cut-off only decreases, reaches running tasks through the executor, and a
 probe is abandoned as soon as its parts prove it cannot win. Ties go to the earlier probe in the
 order (a later probe must be strictly better, an earlier one may equal the incumbent), so the tree
-is the canonical tree of `worker.Engine.extract`, whatever the executor, the guides, the order in
+is the canonical tree of `engine.searcher.Engine.extract`, whatever the executor, the guides, the order in
 which tasks finish, or what was read back from the store.
 
 Ready work is taken in depth-first order of its position in the search (`path`), so free workers
@@ -21,18 +21,20 @@ import heapq
 import itertools
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..engine import exact
 from ..engine.exact import INF
-from ..feedback_table import split
-from .executors import Finished, TaskLost
+from ..engine.searcher import Engine, Spec
+from ..engine.table import split
+from ..tree.format import tree_node
+from .executors import Executor, Finished, TaskLost
 from .known import merged_tree, stored_result
 from .store import Store, Stored, set_key
-from .worker import Engine, Result, Spec, Task, run_on, tree_node
+from .worker import Result, Task, run_on
 
 
 def lost_reason(error: str) -> str:
@@ -143,7 +145,7 @@ class SetNode:
         self.refuting = parent is not None and (parent.pos != parent.owner.first or parent.owner.refuting)
         self.n = len(S)
         self.key = set_key(drv.spec.costs.key, d, S)
-        self.lb = int(exact.level_fill(self.n, b, d, drv.engine.bounds))  # proven lower bound
+        self.lb = drv.engine.level_fill(self.n, b, d)  # proven lower bound
         self.value: int | None = None  # exact value once known
         self.tree: dict | None = None
         self.done = False
@@ -210,11 +212,9 @@ class SetNode:
             self.lb = max(self.lb, stored.value)
         e = drv.engine
         if self.n <= 2:
-            value = int(exact.trivial(self.n, self.d, e.bounds))
+            value = e.trivial(self.n, self.d)
         else:
-            value, probe = exact.bound_set(e.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch,
-                                           self.S, np.int64(self.d), np.int64(self.b))
-            value = int(value)
+            value, probe = e.bound_set(self.S, self.d, self.b)
             if probe < 0:
                 self.lb = max(self.lb, value)
                 return
@@ -235,7 +235,7 @@ class SetNode:
                 return self.resolve(stored.value, stored.tree, 0.0)
             self.lb = max(self.lb, stored.value)
         if self.n <= 2:
-            value = int(exact.trivial(self.n, self.d, drv.engine.bounds))
+            value = drv.engine.trivial(self.n, self.d)
             return self.resolve(value, drv.engine.extract(self.S, self.d, value, self.history, self.b), 0.0)
         if self.lb >= self.cutoff():
             return self.fail(self.lb)
@@ -257,7 +257,7 @@ class SetNode:
         if not self.probes:
             return self.fail(max(self.lb, cut))
         self.first = next((pos for pos, (p, _, _) in enumerate(self.probes) if p == guess), 0)
-        drv.push(self.path + (self.first,), ("probe", self, self.first))
+        drv.push(self.path + (self.first,), self, self.first)
 
     def follow_guides(self) -> int:
         """Price the guides here: the cheapest is a value S can reach, so no probe need be searched past it
@@ -272,7 +272,7 @@ class SetNode:
             self.guides = []
             return -1
         self.guides, self.guide_cut = [tree], value + 1
-        return gt.index(gt.game.read_code(tree["guess"]))
+        return gt.probe_of(tree)
 
     def launch(self, positions: list[int]) -> None:
         """Launch these probes (consecutive in the order): the first of a set, and any of a set too large
@@ -332,7 +332,7 @@ class SetNode:
             self.phase_two = True
             for later in range(len(self.probes)):
                 if later != self.first:
-                    self.drv.push(self.path + (later,), ("probe", self, later))
+                    self.drv.push(self.path + (later,), self, later)
         self.check()
 
     def check(self) -> None:
@@ -477,7 +477,7 @@ class ProbeNode:
             return owner.probe_finished(self.pos, self.total(), True)
         for part in self.parts:
             if part.value is None:
-                drv.push(part.path, ("set", part))
+                drv.push(part.path, part)
 
     def solved_whole(self) -> bool:
         """Whether every part must be solved exactly whatever happens: the only question of a root (bulls: every first
@@ -575,6 +575,19 @@ class ProbeBatch:
             self.cancel()
 
 
+@dataclass(order=True)
+class Ready:
+    """Work ready to start, taken in depth-first order of its place in the search (`path`), then as it came: a set
+    to start (`probe` -1), or the probe at position `probe` of the set to launch; `trigger` is the task whose
+    completion released it."""
+
+    path: tuple
+    order: int
+    node: SetNode = field(compare=False)
+    probe: int = field(compare=False)
+    trigger: int | None = field(compare=False)
+
+
 @dataclass
 class Outcome:
     """What the driver proved: the exact value and tree, or a lower bound (and how it ran)."""
@@ -590,11 +603,11 @@ class Outcome:
 
 
 class Driver:
-    def __init__(self, engine: Engine, spec: Spec, executor, store: Store | None = None, plan: Plan = Plan(),
+    def __init__(self, engine: Engine, spec: Spec, executor: Executor, store: Store | None = None, plan: Plan = Plan(),
                  log: Callable[[dict], None] | None = None, progress: Callable[[int], None] | None = None):
         self.engine, self.spec, self.executor, self.store, self.plan = engine, spec, executor, store, plan
         self.log, self.progress = log, progress
-        self.ready: list = []
+        self.ready: list[Ready] = []
         self._order = itertools.count()
         self.running: dict[int, SetNode] = {}
         self.sent_cutoff: dict[int, int] = {}
@@ -624,31 +637,27 @@ class Driver:
             self.reused += 1
         return stored
 
-    def push(self, path: tuple, item: tuple) -> None:
-        """Ready work; it remembers the task whose completion released it (for the log's dependencies)."""
-        heapq.heappush(self.ready, (path, next(self._order), item, self.trigger))
+    def push(self, path: tuple, node: SetNode, probe: int = -1) -> None:
+        """Ready work: a set to start, or (`probe` >= 0) the probe at that position of the set to launch; it
+        remembers the task whose completion released it (for the log's dependencies)."""
+        heapq.heappush(self.ready, Ready(path, next(self._order), node, probe, self.trigger))
 
     def launch_probes(self, owner: SetNode, pos: int) -> None:
         """Launch the probe at `pos`, with the probes queued right after it when the set batches them."""
         size = owner.batch_size() if owner.whole_probes(pos) else 1
         positions = [pos]
         while len(positions) < size and self.ready:  # the set's next probes come next in depth-first order
-            item = self.ready[0][2]
-            if item[0] != "probe" or item[1] is not owner:
+            if self.ready[0].probe < 0 or self.ready[0].node is not owner:
                 break
-            positions.append(heapq.heappop(self.ready)[2][2])
+            positions.append(heapq.heappop(self.ready).probe)
         owner.launch(positions)
 
     def probe_list(self, S, d, history, b, beta):
         """Canonical probes with a bound below beta, in the canonical order, the set's branching, and the least bound
         of the probes left out."""
-        e = self.engine
-        args = e._args()
-        probes, lb, sq, ex, b_here, stop, fail = exact.probe_bounds(
-            args[0], args[1], args[2], args[3], args[4], args[5], args[7], args[10], args[9], S, np.int64(d),
-            np.int64(b), args[6], history, np.int64(beta), np.int64(-1), args[11])
+        probes, lb, sq, b_here, fail = self.engine.probe_bounds(S, d, b, history, beta)
         order = np.lexsort((sq, lb))  # stable: equal (bound, squares) keep code order
-        return probes[order], lb[order], sq[order], int(b_here), int(fail)
+        return probes[order], lb[order], sq[order], b_here, fail
 
     # -- tasks -------------------------------------------------------------------------------------
     def submit(self, node) -> None:
@@ -792,16 +801,17 @@ class Driver:
         self.root_beta = beta
         root = SetNode(self, S, 0, np.zeros(0, dtype=np.int64), e.root_branching, None, (), guides)
         self.root = root
-        self.push((), ("set", root))
+        self.push((), root)
         next_report = 0.0
         try:
             while not root.done:
                 while self.ready and self.executor.running() + len(self.quick_done) < self.executor.slots:
-                    _, _, item, self.trigger = heapq.heappop(self.ready)
-                    if item[0] == "set":
-                        item[1].start()
+                    item = heapq.heappop(self.ready)
+                    self.trigger = item.trigger
+                    if item.probe < 0:
+                        item.node.start()
                     else:
-                        self.launch_probes(item[1], item[2])
+                        self.launch_probes(item.node, item.probe)
                 self.push_cutoffs()
                 if root.done:
                     break

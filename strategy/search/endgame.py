@@ -14,19 +14,19 @@ import os
 import queue
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import exact
-from ..feedback_table import GameTable, split
-from .objectives import Costs, total
+from ..engine.searcher import Costs, Engine, Spec
+from ..engine.table import GameTable, split
+from ..interrupts import Completions, Stopped
+from ..tree.format import tree_node
 from .known import cost_array, stored_result, tree_cost
+from .objectives import at_last_level, total
 from .solve import tt_bits_for
 from .store import Store, set_key
-from .worker import Engine, Spec, Stopped, tree_node
-
 
 UNFINISHED = object()  # an endgame the budget stopped or skipped
 
@@ -43,11 +43,6 @@ class Endgame:
     cost: int = 0  # its cost in the heuristic tree (for the total: every secret's questions from the root)
 
 
-def probe_of(gt: GameTable, node: dict) -> int:
-    """The table index of the question a tree node asks."""
-    return gt.index(gt.game.parse_code(node["guess"]))
-
-
 def endgames(gt: GameTable, root: dict, below: int, costs: Costs) -> list[Endgame]:
     """The largest subtrees over at most `below` secrets (and at least two), each with its secrets, depth,
     questions so far and heuristic cost."""
@@ -59,7 +54,7 @@ def endgames(gt: GameTable, root: dict, below: int, costs: Costs) -> list[Endgam
         if len(S) <= below:
             out.append(Endgame(path, S, d, np.array(history, dtype=np.int64), node, tree_cost(gt, node, costs, S, d)))
             return
-        probe = probe_of(gt, node)
+        probe = gt.probe_of(node)
         members, starts = split(gt.table, S, probe, len(gt.answers))
         for c in range(len(gt.answers)):
             if c != gt.win and starts[c + 1] > starts[c]:
@@ -133,7 +128,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
 
     def stop_all() -> None:
         for engine in everyone:  # each search returns within a node or two
-            engine.control[exact.K_STOP] = 1
+            engine.request_stop()
 
     def run(e: Endgame) -> tuple[tuple[int, dict] | None | object, float]:
         if out_of_time.is_set():
@@ -157,30 +152,22 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     bar.update(sum(len(games[i].S) for i in stored))
     unfinished = 0
     executor = ThreadPoolExecutor(threads)
-    # the futures call back into this queue as they finish: waiting on it takes no future's lock, as
-    # concurrent.futures.wait does (a Ctrl-C arriving while it takes them leaves some held for good: a thread then
-    # blocks on one as its search ends, and the shutdown, which joins that thread, never comes)
-    finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+    finished = Completions()  # waited on without the futures' locks (see strategy.interrupts)
     try:
-        pending = {}
-        for i, e in enumerate(games):
-            if i not in stored:
-                future = executor.submit(run, e)
-                pending[future] = i
-                future.add_done_callback(finished.put)
+        pending = {finished.watch(executor.submit(run, e)): i for i, e in enumerate(games) if i not in stored}
         while pending:
             if budget is not None and not out_of_time.is_set() and time.perf_counter() - start >= budget:
                 out_of_time.set()
                 stop_all()
-            try:
-                future = finished.get(timeout=0.2)
-            except queue.Empty:
+            future = finished.next(0.2)
+            if future is None:
                 continue
             i = pending.pop(future)
             solved, seconds = future.result()
             bar.update(len(games[i].S))
-            if solved is UNFINISHED:
+            if solved is UNFINISHED:  # the bar counts it as passed, and says it is not done
                 unfinished += 1
+                bar.set_postfix_str(f"{unfinished} left unfinished by the budget", refresh=False)
                 continue
             if solved is not None:
                 better[i] = solved
@@ -204,3 +191,20 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     record = {"below": below, "objective": costs.name, "subtrees": len(games), "improved": len(better),
               "unfinished": unfinished, "saved": saved, "seconds": round(time.perf_counter() - start, 1)}
     return tree, record if store is None else {**record, "from_store": len(stored)}
+
+
+def objective_of(name: str, worst: int) -> Costs:
+    """What `strategy improve --objective` makes the endgames of a tree of this worst case optimal for, never
+    deeper than it: the least total, or the fewest secrets at that worst depth."""
+    return total(worst) if name == "total" else at_last_level(worst)
+
+
+def exact_endgames(gt: GameTable, root: dict, before, below: int, consistent_only: bool = False,
+                   costs: Costs | None = None, budget: float | None = None, progress: bool = True,
+                   store: Store | None = None) -> tuple[dict, object, dict]:
+    """`exact_endgame`, then the new tree's measured stats and the record with the total `before` (the tree's
+    stats before): what `build --exact-below` and `improve` write."""
+    from ..tree.verify import measure
+
+    root, record = exact_endgame(gt, root, below, consistent_only, costs, budget, progress=progress, store=store)
+    return root, measure(gt.game, root)[0], {**record, "total_before": before.total}

@@ -8,7 +8,6 @@ solve (`ClusterLost`) like an interruption: what finished is in the store, and a
 """
 from __future__ import annotations
 
-import collections
 import concurrent.futures as cf
 import contextlib
 import itertools
@@ -21,11 +20,14 @@ import time
 import uuid
 from dataclasses import dataclass
 from multiprocessing import shared_memory
+from typing import Protocol
 
 import numpy as np
 
 from ..engine import exact
-from .worker import Result, Spec, Task, run_task
+from ..engine.searcher import Spec
+from ..interrupts import Completions, die_with_parent
+from .worker import Result, Task, run_task
 
 SLOTS = 4096  # tasks in flight at once, at most (each has two int64 of shared control)
 
@@ -45,6 +47,35 @@ class TaskLost(ConnectionError):
 
 class ClusterLost(ConnectionError):
     """The connection to the Dask scheduler is gone, and with it every task it held."""
+
+
+class Executor(Protocol):
+    """What the driver needs of a place to run tasks. `workers`: tasks that run at once; `slots`: tasks handed out
+    at once; `remote`: tasks run outside the driver's process (a round trip costs more than most refutations);
+    `name`: for the proof record's run."""
+
+    name: str
+    workers: int
+    slots: int
+    remote: bool
+
+    def submit(self, spec: Spec, task: Task) -> int:
+        """Start a task; its handle."""
+
+    def running(self) -> int:
+        """Tasks submitted and not yet reported by `done`."""
+
+    def done(self, timeout: float) -> list[Finished]:
+        """The tasks finished (or lost) since the last call, waiting up to `timeout` seconds for the first."""
+
+    def set_cutoff(self, handle: int, beta: int) -> None:
+        """Lower a running task's cut-off (it ends sooner, with a bound, if its value is not below it)."""
+
+    def cancel(self, handle: int) -> None:
+        """Stop a task whose result is no longer needed (it is reported by `done` no more)."""
+
+    def close(self) -> None:
+        """Stop every task and free the workers."""
 
 
 class InProcess:
@@ -96,7 +127,6 @@ _SHARED: dict = {}
 
 def _init_local(shm_name: str) -> None:
     """A local worker: leaves signals to the driver (which terminates it), dies with it, maps the controls."""
-    from .solve import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -126,10 +156,7 @@ class LocalProcesses:
         self._slot_of: dict[int, int] = {}
         self._ids = itertools.count()
         self._lost: list[Finished] = []  # tasks of a pool found broken at a submit, reported by the next done()
-        # futures call back here when they finish (in the pool's thread): done() reads this list and takes no
-        # future's lock, as concurrent.futures.wait does (a signal arriving while it takes them leaves some
-        # held for good: the pool's thread blocks on one, and the exit, which joins that thread, never comes)
-        self._finished: collections.deque[cf.Future] = collections.deque()
+        self._finished = Completions()  # read without the futures' locks (see strategy.interrupts)
         self._pool = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
@@ -149,7 +176,7 @@ class LocalProcesses:
             self._lost += self._replace_pool()
             future = self._start(spec, task)
         self._futures[future] = handle
-        future.add_done_callback(self._finished.append)
+        self._finished.watch(future)
         return handle
 
     def _start(self, spec: Spec, task: Task) -> cf.Future:
@@ -173,14 +200,9 @@ class LocalProcesses:
         out, self._lost = self._lost, []
         if not self._futures:
             return out
-        deadline = time.monotonic() + (0.0 if out else timeout)
-        while not self._finished and time.monotonic() < deadline:
-            time.sleep(0.005)
-        finished = []
-        while self._finished:
-            future = self._finished.popleft()
-            if future in self._futures:  # not a task of a pool replaced since
-                finished.append(future)
+        first = self._finished.next(0.0 if out else timeout) if not out else None
+        finished = [f for f in [*([first] if first else []), *self._finished.ready()]
+                    if f in self._futures]  # not a task of a pool replaced since
         broken = False
         for future in finished:
             handle = self._futures.pop(future)

@@ -1,18 +1,42 @@
-"""Trees known beforehand (an earlier run's, a greedy tree, another stage's): what one costs under an objective,
-and the cheapest tree made of several, node by node. The driver is guided by them and the best tree found is
-assembled from them."""
+"""Trees known beforehand (given by the user, an earlier run's, a greedy tree, another stage's) and what a store
+holds: what one costs under an objective, the cheapest tree made of several, node by node, and what may be
+believed of them. The driver is guided by them and the best tree found is assembled from them.
+
+Nothing a file claims is a proof: a given tree is an upper bound, its cost as the game prices it. The lower
+bound a tree file's proof record claims is taken only from a file the user trusts (`trusted_bounds`, for
+`strategy solve --trust`), named with its SHA-256 in every proof that uses it; a store's exact results are
+checked against the game as they are read (`stored_result`).
+"""
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from ..engine.exact import INF
-from ..feedback_table import GameTable, split
-from .objectives import Costs
+from ..engine.searcher import Costs
+from ..engine.table import GameTable, split
+from ..rules import Game
+from ..tree.format import TreeDoc, TreeError, load, tree_node
+from ..tree.verify import impossible_question, verify
 from .store import Store, Stored
-from .worker import tree_node
+
+
+@dataclass(frozen=True)
+class Trusted:
+    """A lower bound on a stage that the solve does not prove but takes from a file the user trusts
+    (`strategy solve --trust`): what a proof that uses it relies on."""
+
+    value: int
+    file: str
+    sha256: str
+
+    def record(self) -> dict:
+        return {"file": self.file, "sha256": self.sha256}
 
 
 def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
@@ -37,7 +61,7 @@ def merged_tree(gt: GameTable, cost: np.ndarray, S: np.ndarray, d: int, trees: S
     for t in trees:
         groups.setdefault(t["guess"], []).append(t)
     for guess, group in groups.items():
-        probe = gt.index(gt.game.read_code(guess))
+        probe = gt.probe_of(group[0])
         members, starts = split(gt.table, S, probe, len(gt.answers))
         value = int(cost[d + 1]) if starts[gt.win + 1] > starts[gt.win] else 0
         children = {}
@@ -85,9 +109,77 @@ def stored_result(store: Store, key: str, gt: GameTable, cost: np.ndarray, S: np
 
 def asks_candidates(gt: GameTable, S: np.ndarray, tree: dict) -> bool:
     """True when every question of a tree for S (one `merged_tree` returns) is a code that may still be the secret."""
-    probe = gt.index(gt.game.read_code(tree["guess"]))
+    probe = gt.probe_of(tree)
     if probe not in S:
         return False
     members, starts = split(gt.table, S, probe, len(gt.answers))
     return all(asks_candidates(gt, members[starts[c]:starts[c + 1]], tree["next"][gt.answer_str(c)])
                for c in range(len(gt.answers)) if c != gt.win and starts[c + 1] > starts[c])
+
+
+def given_tree(path: str, game: Game, consistent_only: bool) -> TreeDoc:
+    """A complete tree of `game` from a file, verified; under consistent_only it must ask only codes that may still
+    be the secret, or it bounds a different search (TreeError)."""
+    doc = load(path, game)
+    verify(doc)
+    if consistent_only:
+        where = impossible_question(game, doc.root)
+        if where:
+            raise TreeError(f"{path!r}: {where} (--consistent-only compares only trees that ask possible secrets)")
+    return doc
+
+
+def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool) -> dict:
+    """{objective stage: solve.Trusted} that the proof record of a file the user trusts claims (see
+    `claimed_bounds`), each with the file's SHA-256; a claim above what the file's own tree costs under that stage
+    is refused (TreeError)."""
+    from . import objectives
+
+    try:
+        bounds = claimed_bounds(doc, consistent_only)
+    except (KeyError, TypeError, ValueError):
+        raise TreeError(f"{path!r}: a partial or proven tree without a valid bound in its generator") from None
+    h = hashlib.sha256()
+    with open(path, "rb") as f:  # the file as given (gzipped or not)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    out = {}
+    for stage, bound in bounds.items():
+        costs = objectives.from_name(stage)
+        own = tree_cost(gt, doc.root, costs) if costs is not None else None
+        if own is not None and bound > own:
+            raise TreeError(f"{path!r} claims a lower bound of {bound} on {stage}, above its own tree's {own}: "
+                            f"not a proof")
+        out[stage] = Trusted(bound, os.path.basename(path), h.hexdigest())
+    return out
+
+
+def claimed_bounds(doc: TreeDoc, consistent_only: bool) -> dict[str, int]:
+    """{objective stage: lower bound} that a tree file claims: an interrupted solve's partial tree's bound, or the
+    proven values of a solved tree (least total; least total within, or fewest at, its proven worst case), when
+    they would bound this search: a bound proven with any probe also bounds a consistent-only search, not the other
+    way round. A race's costs are not in its stage name, so its bound is never carried over."""
+    g = doc.generator
+    if not (consistent_only or not g.get("consistent_only")):
+        return {}
+    if doc.objective == "partial":
+        stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "")
+        if not stage or stage.startswith("win"):
+            return {}
+        bounds = {stage: g["lower_bound"]}
+    else:
+        proven = g.get("proven") or {}
+        if doc.objective == "total" and "total" in proven:
+            bounds = {"total": proven["total"]}
+        elif doc.objective.startswith("total-max-depth-") and "total" in proven:
+            bounds = {f"total-within-{proven['max_depth']}": proven["total"]}
+        elif doc.objective == "worst" and "worst" in proven:
+            bounds = {f"total-within-{proven['worst']}": proven["total"]}
+        elif doc.objective == "worst-then-fewest" and "worst" in proven:
+            bounds = {f"fewest-at-{proven['worst']}": proven["fewest_at_worst"]}
+        else:
+            return {}
+    for bound in bounds.values():
+        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+            raise ValueError(f"lower_bound {bound!r}")
+    return bounds

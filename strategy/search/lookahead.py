@@ -49,13 +49,13 @@ import numpy as np
 
 from ..engine import exact
 from ..engine.exact import INF
-from ..feedback_table import GameTable, split
+from ..engine.searcher import Costs, Engine, Spec
+from ..engine.table import GameTable, split
+from ..interrupts import Stopped, wait_for
 from .driver import Plan
 from .known import stored_result
-from .objectives import Costs
 from .solve import tt_bits_for
 from .store import Store, set_key
-from .worker import Engine, Spec, Stopped, wait_for
 
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
 STORE_BOUND_SECONDS = 1.0  # a lookahead bound that took this long is kept in the store (quicker ones cost less to
@@ -88,25 +88,22 @@ class Lookahead:
     def request_stop(self) -> None:
         """Stop the bound (from another thread): at its next node, or within a node of the exact search."""
         self.stop = True
-        self.engine.control[exact.K_STOP] = 1
+        self.engine.request_stop()
         for helper in self.helpers:
             helper.request_stop()
 
     def probes(self, S: np.ndarray, d: int, b: int, history: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """One probe per symmetry class of the node, their level-fill bounds (b for the parts), and the most
         non-winning parts any probe makes of S (valid for every subset of S)."""
-        e, gt = self.engine, self.gt
-        probes, lb, _, _, b_here, _, _ = exact.probe_bounds(
-            gt.table, gt.codes, gt.masks, e.perms, e.all_probes, e.params, e.zs, e.classes, e.counters, S,
-            np.int64(d), np.int64(b), e.bounds, history, INF, np.int64(-1), e.scratch)
-        return probes, lb, int(b_here)
+        probes, lb, _, b_here, _ = self.engine.probe_bounds(S, d, b, history)
+        return probes, lb, b_here
 
     def bound(self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int = int(INF)) -> int:
         """A lower bound of value(S, d) by `levels` levels of lookahead (b: the parent's branching); once it
         reaches beta it may stop there (a value of at least beta)."""
         n = len(S)
         if n <= 2:
-            return int(exact.trivial(n, d, self.engine.bounds))
+            return self.engine.trivial(n, d)
         if self.stop:
             raise Stopped()
         if self.on_node is not None:
@@ -166,12 +163,11 @@ class Lookahead:
             return base
         gt = self.gt
         n_classes = len(gt.answers)
-        bounds = self.engine.bounds
         pb = {}  # level filling of a part of k secrets: they have at most b_here parts themselves
 
         def fill(k: int) -> int:
             if k not in pb:
-                pb[k] = int(exact.level_fill(k, b_here, d + 1, bounds))
+                pb[k] = self.engine.level_fill(k, b_here, d + 1)
             return pb[k]
 
         best = int(INF)

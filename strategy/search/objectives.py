@@ -2,52 +2,11 @@
 
 Every objective the engine proves is a non-decreasing vector cost[r], INF beyond a depth bound:
 the total number of questions, feasibility within L questions, the secrets that need all L
-questions, and (for the race) any vector given explicitly. A `Costs` is small and hashable: an
-explicit head, a rule for the tail (cost[r] = r, or the last value repeated) and a cap; workers
-expand it into the engine's array.
+questions, and (for the race) any vector given explicitly, each a `engine.searcher.Costs`.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-
-import numpy as np
-
-from ..engine.exact import INF
-
-
-@dataclass(frozen=True)
-class Costs:
-    """cost[r] = head[r] for r < len(head); beyond it r (tail "linear") or head[-1] ("constant");
-    INF for r > cap. Index 0 is unused."""
-
-    name: str
-    head: tuple[int, ...]
-    tail: str = "linear"
-    cap: int | None = None
-
-    def array(self, n_codes: int) -> np.ndarray:
-        """The engine's vector for a game of `n_codes` codes (a useful tree never needs more questions)."""
-        size = levels_for(n_codes) + 2
-        out = np.empty(size, dtype=np.int64)
-        for r in range(size):
-            if r < len(self.head):
-                out[r] = self.head[r]
-            else:
-                out[r] = r if self.tail == "linear" else self.head[-1]
-            if self.cap is not None and r > self.cap:
-                out[r] = INF
-        return out
-
-    @property
-    def key(self) -> str:
-        """A short fingerprint of the objective, for store keys and logs."""
-        return hashlib.sha256(repr((self.head, self.tail, self.cap)).encode()).hexdigest()[:16]
-
-
-def levels_for(n_codes: int) -> int:
-    """The deepest question any useful tree can need: each question removes at least one code."""
-    return n_codes + 1
+from ..engine.searcher import Costs
 
 
 def total(max_depth: int | None = None) -> Costs:
@@ -72,11 +31,28 @@ def within(depth: int) -> Costs:
 
 def against(depth_counts: list[int], rule: str = "tie", seat: str = "first") -> Costs:
     """A race against a fixed tree with these depth counts: the best response minimises this cost
-    (see play.race.win_costs; our score is 1 - total / (2·ours·theirs))."""
-    from ..play.race import win_costs
-
+    (see `win_costs`; our score is 1 - total / (2·ours·theirs))."""
     return Costs(f"win-{rule}" + (f"-{seat}" if rule == "first" else ""), tuple(win_costs(depth_counts, rule, seat)),
                  "constant", None)
+
+
+def win_costs(depths_b: list[int], rule: str = "tie", seat: str = "first") -> list[int]:
+    """cost[r] of a secret we find at question r against B (twice the B secrets we lose or half-lose to):
+    minimising the total maximises our score, which is 1 - total / (2·ours·theirs)."""
+    nb = sum(depths_b)
+    out = [0]
+    below = 0  # B secrets found before question r
+    for r in range(1, len(depths_b) + 1):
+        at = depths_b[r] if r < len(depths_b) else 0
+        if rule == "tie":
+            out.append(2 * below + at)
+        elif seat == "first":
+            out.append(2 * below)
+        else:
+            out.append(2 * (below + at))
+        below += at
+    out.append(2 * nb)  # after B's last question every secret is lost
+    return out
 
 
 def from_name(name: str) -> Costs | None:

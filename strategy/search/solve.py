@@ -2,16 +2,14 @@
 
 `solve_game` proves an objective (minimum total, minimum worst case then total, minimum worst case
 then fewest at it, minimum total within a depth) and returns the canonical optimal tree with a
-proof record. An interrupted solve raises the interruption with what was proven so far attached
-(`Interrupted.partial`): the lower bound, and the best complete tree found (resolved parts optimal,
-the rest greedy), which `--partial` writes.
+proof record. An interrupted solve raises `interrupts.Interrupted` with what was proven so far
+(`partial`: the lower bound, and the best complete tree found, resolved parts optimal, the rest greedy,
+which `--partial` writes) and the interruption as its cause.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
-import signal
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -21,16 +19,17 @@ import orjson
 
 from ..engine import exact
 from ..engine.exact import INF
-from ..feedback_table import GameTable
-from ..io.files import FileError, quote
+from ..engine.searcher import Costs, Engine, Spec
+from ..engine.table import GameTable
+from ..files import FileError, quote
+from ..interrupts import INTERRUPTIONS, Interrupted
 from ..rules import Game, GameError
+from ..tree.format import tree_node
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
 from .executors import DaskCluster, InProcess, LocalProcesses
-from .known import merged_tree, tree_cost
-from .objectives import Costs
+from .known import Trusted, merged_tree, tree_cost
 from .store import Store, StoreRefused
-from .worker import Engine, Spec, tree_node
 
 OBJECTIVES = ("total", "worst", "worst-then-fewest", "win", "within")
 MAX_SEARCH_DEPTH = 60
@@ -39,15 +38,6 @@ GREEDY_FALLBACKS = ("expected-size", "entropy")  # where an interrupted solve's 
 # idle 2-core machine (whole processes, 1 vs 2): bulls 4 of 10 4.5 s vs 4.7 s, Mastermind 4x8 4.7 s vs 5.8 s,
 # bulls 4 of 10 with no leading zero 20.0 s vs 18.3 s
 PARALLEL_MIN_CODES = 6000
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (even by kill -9): no orphaned workers."""
-    if platform.system() == "Linux":
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
 
 
 def machine() -> str:
@@ -71,25 +61,20 @@ def processes_for(game: Game, jobs: int | None) -> int:
     return 1 if game.count() < PARALLEL_MIN_CODES else (os.cpu_count() or 1)
 
 
-def describe(game: Game, objective: str, max_depth: int | None, consistent_only: bool, jobs: int | None,
-             scheduler: str | None = None) -> str:
+def describe(game: Game, objective: Objective, resources: Resources) -> str:
     """The line a solve starts with: what it proves, how, and where."""
     what = {"total": "minimum total", "worst": "minimum worst case, then minimum total",
             "worst-then-fewest": "minimum worst case, then fewest secrets at it",
-            "win": "best response in a race", "within": "most secrets found"}[objective]
-    if max_depth is not None:
-        what += f" within {max_depth} questions"
-    probes = "consistent probes only" if consistent_only else "any probe"
-    if scheduler:
-        where = f"Dask scheduler {scheduler}"
+            "win": "best response in a race", "within": "most secrets found"}[objective.name]
+    if objective.max_depth is not None:
+        what += f" within {objective.max_depth} questions"
+    probes = "consistent probes only" if objective.consistent_only else "any probe"
+    if resources.scheduler:
+        where = f"Dask scheduler {resources.scheduler}"
     else:
-        n = processes_for(game, jobs)
+        n = processes_for(game, resources.jobs)
         where = f"{n} process{'es' if n > 1 else ''}"
     return f"solve {game.spec}: {what}, {probes}, {game.count()} secrets, {where}"
-
-
-class Interrupted(Exception):
-    """Carried on an interruption: what the search had proven (lines for the user, the partial tree)."""
 
 
 @dataclass
@@ -107,17 +92,80 @@ class SolveReport:
     lines: list[str]
 
 
+def check_proof(proven: dict, stats) -> None:
+    """The tree to be written must show exactly the proven figures (RuntimeError: a bug, nothing is written)."""
+    claims = []
+    if "total" in proven:
+        claims.append(("total", stats.total, proven["total"]))
+    if "worst" in proven:
+        claims.append(("worst case", stats.worst, proven["worst"]))
+    if "max_depth" in proven:
+        claims.append(("worst case within bound", stats.worst <= proven["max_depth"], True))
+    if "fewest_at_worst" in proven:
+        at_worst = stats.depth_counts[proven["worst"]] if len(stats.depth_counts) > proven["worst"] else 0
+        claims.append(("secrets at the worst depth", at_worst, proven["fewest_at_worst"]))
+    for what, measured, proved in claims:
+        if measured != proved:
+            raise RuntimeError(f"the tree's {what} is {measured}, the search proved {proved}")
+
+
 @dataclass(frozen=True)
-class Trusted:
-    """A lower bound on a stage that the solve does not prove but takes from a file the user trusts
-    (`strategy solve --trust`): what a proof that uses it relies on."""
+class Objective:
+    """What a solve proves (`strategy solve --objective`): the least total (within `max_depth` questions if
+    given), the least worst case then the least total or the fewest secrets at it, the most secrets found within
+    `max_depth` questions, or the best response in a race against a tree of depth counts `against` (under the
+    race's `rule` and, for the rule first, its `seat`); asking only codes that may be the secret with
+    `consistent_only`. Checked when made: an option that does not apply is refused (GameError)."""
 
-    value: int
-    file: str
-    sha256: str
+    name: str = "total"
+    max_depth: int | None = None
+    consistent_only: bool = False
+    against: tuple[int, ...] | None = None
+    rule: str | None = None
+    seat: str | None = None
 
-    def record(self) -> dict:
-        return {"file": self.file, "sha256": self.sha256}
+    def __post_init__(self) -> None:
+        if self.name not in OBJECTIVES:
+            raise GameError(f"unknown objective {self.name!r} (choose from {', '.join(OBJECTIVES)})")
+        if self.max_depth is not None and self.name not in ("total", "within"):
+            raise GameError("--max-depth applies to the total and within objectives only")
+        if self.name == "within" and self.max_depth is None:
+            raise GameError("the within objective needs --max-depth K (the most secrets found within K questions)")
+        if self.name == "win" and self.against is None:
+            raise GameError("the win objective needs --against TREE (the tree to beat)")
+        for option, given in (("--against", self.against is not None), ("--rule", self.rule is not None),
+                              ("--seat", self.seat is not None)):
+            if given and self.name != "win":
+                raise GameError(f"{option} applies to the win objective only")
+        if self.seat is not None and self.rule != "first":
+            raise GameError("--seat applies to the rule first only (who asks first)")
+
+    @property
+    def label(self) -> str:
+        """The objective as tree files name it: total, total-max-depth-D, worst, within-K, win-RULE[-SEAT]."""
+        if self.name == "within":
+            return f"within-{self.max_depth}"
+        if self.name == "win":
+            return self.race_costs().name
+        return self.name if self.max_depth is None else f"{self.name}-max-depth-{self.max_depth}"
+
+    def race_costs(self) -> Costs:
+        assert self.against is not None
+        return objectives.against(list(self.against), self.rule or "tie", self.seat or "first")
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Where and how a solve runs: `jobs` local worker processes (default: every core for games of
+    PARALLEL_MIN_CODES or more) or a Dask `scheduler`; a `store` of finished subproblems to resume from; a `log`
+    of tasks; the task `plan` (coarse or fine; see driver.Plan) and the transposition table's size in bits."""
+
+    jobs: int | None = None
+    scheduler: str | None = None
+    store: str | None = None
+    log: str | None = None
+    plan: Plan | str | None = None
+    tt_bits: int | None = None
 
 
 @dataclass
@@ -144,10 +192,11 @@ def tt_bits_for(size: int) -> int:
 class Session:
     """The executor, store, log and progress bar shared by the runs of one solve."""
 
-    def __init__(self, gt: GameTable, consistent_only: bool, jobs: int | None, scheduler: str | None,
-                 store: str | None, log: str | None, progress: bool, tt_bits: int | None, plan: Plan | str | None,
+    def __init__(self, gt: GameTable, consistent_only: bool, resources: Resources, progress: bool,
                  incumbents: Sequence[dict] = (), known_bounds: dict[str, Trusted] | None = None):
         self.gt = gt
+        jobs, scheduler, store, log, plan, tt_bits = (resources.jobs, resources.scheduler, resources.store,
+                                                      resources.log, resources.plan, resources.tt_bits)
         self.incumbents = list(incumbents)  # complete trees known beforehand: the best tree found is never worse
         self.known_bounds = dict(known_bounds or {})  # stage -> a lower bound taken from a trusted file
         self.relies_on: dict[str, Trusted] = {}  # trusted files a settled stage or the partial bound used
@@ -287,7 +336,7 @@ class Session:
 def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) -> dict:
     """The cheaper under the objective of the greedy trees for S (expected size or entropy, the two best on
     average: neither always wins)."""
-    from .heuristics import build_subtree
+    from ..build.greedy import build_subtree
 
     trees = [build_subtree(engine.gt, S, history, h, engine.spec.consistent_only) for h in GREEDY_FALLBACKS]
     return min(trees, key=lambda t: tree_cost(engine.gt, t, engine.spec.costs, S, d))
@@ -322,93 +371,51 @@ def min_depth_bound(gt: GameTable) -> int:
     raise GameError("game too deep to search")
 
 
-def validate(objective: str, max_depth: int | None, against: list[int] | None = None) -> None:
-    if objective not in OBJECTIVES:
-        raise GameError(f"unknown objective {objective!r} (choose from {', '.join(OBJECTIVES)})")
-    if max_depth is not None and objective not in ("total", "within"):
-        raise GameError("--max-depth applies to the total and within objectives only")
-    if objective == "within" and max_depth is None:
-        raise GameError("the within objective needs --max-depth K (the most secrets found within K questions)")
-    if objective == "win" and against is None:
-        raise GameError("the win objective needs --against TREE (the tree to beat)")
-    if objective != "win" and against is not None:
-        raise GameError("--against applies to the win objective only")
+def solve_game(gt: GameTable, objective: Objective | str = "total", resources: Resources = Resources(), *,
+               progress: bool = True, on_start: Callable[[str], None] | None = None, incumbents: Sequence[dict] = (),
+               known_bounds: dict[str, Trusted] | None = None) -> SolveReport:
+    """Prove `objective` (an Objective, or the name of one with its defaults) on the `resources`; the report says
+    what was proved and holds the tree.
 
-
-def warmed_up() -> bool:
-    """True when numba's cache holds what `warm_up` compiles (checked by the search's kernel and the greedy
-    builder's)."""
-    from ..engine import compiled, greedy
-
-    return compiled(exact, "solve") and compiled(greedy, "build_steps")
-
-
-def warm_up(spec: str) -> None:
-    """Solve a small game in this process with the driver splitting it, so that every kernel a solve calls is
-    compiled here, once, before any worker starts (the workers then load numba's cache instead of each
-    compiling the same code at the same time)."""
-    from ..feedback_table import game_codes, game_table
-    from ..rules import parse_game
-    from .heuristics import warm_up_greedy
-
-    gt = game_table(parse_game(spec))
-    solve_game(gt, "total", jobs=1, progress=False, plan="coarse")
-    # an interrupted solve's best tree falls back on greedy trees: compiling them then would delay the exit
-    warm_up_greedy(game_codes(gt.game), GREEDY_FALLBACKS[0])
-    min_depth_bound(gt)  # the worst-case objectives start here
-    engine = Engine(gt, Spec(gt.game, objectives.total(), False, tt_bits=4))
-    for n in (exact.BYTES_MAX, gt.size):  # both kernels of `branching` (a probe task's extraction calls it)
-        engine.branching(np.arange(n, dtype=np.int32))
-
-
-def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, consistent_only: bool = False,
-               jobs: int | None = None, tt_bits: int | None = None, progress: bool = True,
-               scheduler: str | None = None, store: str | None = None, log: str | None = None,
-               plan: Plan | str | None = None, on_start: Callable[[str], None] | None = None,
-               against: list[int] | None = None, rule: str = "tie", seat: str = "first",
-               incumbents: Sequence[dict] = (), known_bounds: dict[str, Trusted] | None = None) -> SolveReport:
-    """Run the exact search for `objective`; the report says what was proved and holds the tree.
-
-    `against` (depth counts of a fixed tree), `rule` and `seat` define the race objective `win`.
-    `incumbents` are complete trees of the game (under --consistent-only, asking only possible secrets):
-    if interrupted, the best tree found is the cheapest of the search's and these; their costs are upper
-    bounds, nothing more. `known_bounds` are lower bounds by objective stage (`Costs.name`) that the caller
-    trusts without proof (a bound on "total" bounds every total-within-D stage): a stage an incumbent meets is
-    settled with no search, an interrupted run reports the higher of its own bound and these, and the proof
-    record lists each one used under `relies_on`."""
-    validate(objective, max_depth, against)
+    `incumbents` are complete trees of the game (under consistent_only, asking only possible secrets): if
+    interrupted, the best tree found is the cheapest of the search's and these; their costs are upper bounds,
+    nothing more. `known_bounds` are lower bounds by objective stage (`Costs.name`) that the caller trusts without
+    proof (a bound on "total" bounds every total-within-D stage): a stage an incumbent meets is settled with no
+    search, an interrupted run reports the higher of its own bound and these, and the proof record lists each one
+    used under `relies_on`. An interruption is raised as `Interrupted` with what was proven (see the module)."""
+    if isinstance(objective, str):
+        objective = Objective(objective)
     start = time.perf_counter()
     game = gt.game
     proven: dict = {}
     lines: list[str] = []
-    session = Session(gt, consistent_only, jobs, scheduler, store, log, progress, tt_bits, plan, incumbents, known_bounds)
-    name = objective if max_depth is None else f"{objective}-max-depth-{max_depth}"
-    if objective == "within":
-        name = f"within-{max_depth}"
-    elif objective == "win":
-        name = objectives.against(against, rule, seat).name
+    session = Session(gt, objective.consistent_only, resources, progress, incumbents, known_bounds)
+    name, max_depth = objective.label, objective.max_depth
     try:
         if on_start and session.start_line():
             on_start(session.start_line())
-        if objective == "within":
+        if objective.name == "within":
+            assert max_depth is not None
             out = session.run(objectives.within(max_depth), label=f"most within {max_depth}")
             found = gt.size - out.value
             proven = {"within": max_depth, "found": found, "missed": out.value}
             lines.append(f"proved: at most {found} of {gt.size} secrets can be found within {max_depth} questions "
                          f"({out.value} need more)")
             tree = out.tree
-        elif objective == "win":
+        elif objective.name == "win":
             from fractions import Fraction
 
-            costs = objectives.against(against, rule, seat)
+            assert objective.against is not None
+            costs = objective.race_costs()
+            rule, seat = objective.rule or "tie", objective.seat or "first"
             out = session.run(costs, label=f"best response ({costs.name})")
-            score = 1 - Fraction(out.value, 2 * gt.size * sum(against))
-            proven = {"rule": rule, "seat": seat if rule == "first" else None, "against_depth_counts": against,
-                      "cost": out.value, "score": str(score)}
+            score = 1 - Fraction(out.value, 2 * gt.size * sum(objective.against))
+            proven = {"rule": rule, "seat": seat if rule == "first" else None,
+                      "against_depth_counts": list(objective.against), "cost": out.value, "score": str(score)}
             lines.append(f"proved: the best response scores {score} = {float(score):.6f} "
                          f"(P(win) + P(draw)/2, rule {rule}{', seat ' + seat if rule == 'first' else ''})")
             tree = out.tree
-        elif objective == "total":
+        elif objective.name == "total":
             out = session.run(objectives.total(max_depth), label="min total")
             if not out.exact:
                 proven = {"max_depth": max_depth, "feasible": False}
@@ -437,7 +444,7 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
             if refuted:
                 lines.append(f"proved: no tree finds every secret within {refuted[-1]} questions")
             lines.append(f"proved: minimum worst case {depth}")
-            if objective == "worst":
+            if objective.name == "worst":
                 out = session.run(objectives.total(depth), label=f"min total within {depth}")
                 proven["total"] = out.value
                 lines.append(f"proved: minimum total within {depth} questions {out.value} (average {out.value / gt.size:.4f})")
@@ -447,18 +454,20 @@ def solve_game(gt: GameTable, objective: str, max_depth: int | None = None, cons
                 lines.append(f"proved: the fewest secrets that need {depth} questions is {out.value}")
             tree = out.tree
     except BaseException as e:
-        if (isinstance(e, (KeyboardInterrupt, OSError, FileError)) or type(e).__name__ == "Terminated") \
-                and not isinstance(e, StoreRefused):
+        partial = None
+        if isinstance(e, (*INTERRUPTIONS, OSError, FileError)) and not isinstance(e, StoreRefused):
             try:
-                e.partial = session.partial(name)  # type: ignore[attr-defined]
-                if e.partial is not None:  # type: ignore[attr-defined]
-                    e.partial.lines, e.partial.proven = list(lines), dict(proven)  # type: ignore[attr-defined]
+                partial = session.partial(name)
+                if partial is not None:
+                    partial.lines, partial.proven = list(lines), dict(proven)
             except Exception:
-                e.partial = None  # type: ignore[attr-defined]
+                partial = None
         try:
             session.close()
         except Exception:  # e.g. the log cannot be flushed to a full disk either: the first error is the one to tell
             pass
+        if partial is not None:
+            raise Interrupted(partial) from e
         raise
     session.close()
     if session.settled:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from ..io.files import FileError, quote
+from ..files import FileError, quote
 from ..rules import Game
 
 STORE_FORMAT = "strategy-store"

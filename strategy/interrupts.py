@@ -1,0 +1,135 @@
+"""Stopping long work cleanly: Ctrl-C, SIGTERM and SIGHUP, a budget, a driver that no longer needs a result.
+
+Three facts shape every long-running loop of the tool, and they are explained here once:
+
+- **A signal reaches only the main thread, and only between Python bytecodes.** Compiled (numba) work runs in
+  a helper thread and the main thread waits for it in short joins (`wait_for`), so that Ctrl-C is heard within
+  a tenth of a second; the work is then asked to stop through its control array and joined. A signal that
+  lands while a compiled function calls back into Python surfaces as numba's SystemError: `signals_unwrapped`
+  raises the KeyboardInterrupt (or `Terminated`) behind it as itself.
+- **Never wait on futures through their locks.** `concurrent.futures.wait` takes each future's lock in turn; a
+  Ctrl-C arriving while one is held leaves it held for good, a worker thread then blocks on it as its work
+  ends, and the shutdown, which joins that thread, never comes. Futures therefore report to a `Completions`
+  queue from their done callbacks, and the waiting thread reads the queue.
+- **SIGTERM and SIGHUP unwind like Ctrl-C** (`Terminated`, installed by `terminate_on_signals`), so that every
+  `finally` runs: stores are closed, temporary files removed, worker processes stopped.
+
+An interrupted exact solve raises `Interrupted`, which carries what it had proven (`partial`) and the
+interruption itself as its cause.
+"""
+from __future__ import annotations
+
+import ctypes
+import platform
+import queue
+import signal
+import threading
+import time
+from concurrent.futures import Future
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, NoReturn
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: unwinds like KeyboardInterrupt, so every cleanup runs."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class Stopped(Exception):
+    """A search was asked to stop: the driver no longer needs its result, or Ctrl-C or a signal reached the
+    thread that waits for it."""
+
+
+class Interrupted(BaseException):
+    """An exact solve stopped before its end (Ctrl-C, a signal, a full disk, a lost cluster): `partial` is what it
+    had proven (the lower bound, the best complete tree found), and the interruption is its `__cause__`."""
+
+    def __init__(self, partial: Any):
+        super().__init__("interrupted")
+        self.partial = partial
+
+
+INTERRUPTIONS = (KeyboardInterrupt, Terminated)
+
+
+def _raise_terminated(signum: int, frame: object) -> NoReturn:
+    raise Terminated(signum)
+
+
+def terminate_on_signals() -> None:
+    """Make SIGTERM and SIGHUP raise `Terminated` in the main thread."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_terminated)
+
+
+@contextmanager
+def signals_unwrapped() -> Iterator[None]:
+    """Raise the KeyboardInterrupt (or Terminated) behind a SystemError as itself: a compiled function that calls
+    back into Python (numba does, to build some of its results) when a signal arrives returns with the handler's
+    exception set, and numba raises a SystemError caused by it. Any other SystemError goes on as it is."""
+    try:
+        yield
+    except SystemError as error:
+        seen: BaseException | None = error
+        while seen is not None and not isinstance(seen, INTERRUPTIONS):
+            seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            raise
+        raise seen from None
+
+
+def wait_for(thread: threading.Thread, stop: Callable[[], None], deadline: float | None = None) -> None:
+    """Join a thread that runs compiled work, in short waits so that Ctrl-C and signals reach this thread: on any
+    of them the work is asked to stop (`stop`), the thread joined, and the exception raised again. At `deadline`
+    (time.perf_counter()) the work is asked to stop too, and joined."""
+    try:
+        while thread.is_alive():
+            left = 0.1 if deadline is None else min(0.1, deadline - time.perf_counter())
+            if left <= 0:
+                stop()
+                deadline, left = None, 0.1
+            thread.join(left)
+    except BaseException:
+        stop()
+        thread.join()
+        raise
+
+
+class Completions:
+    """Futures that report here as they finish (from their done callbacks); `next` waits on this queue and takes
+    no future's lock (see the module's notes)."""
+
+    def __init__(self) -> None:
+        self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+
+    def watch(self, future: Future) -> Future:
+        future.add_done_callback(self._finished.put)
+        return future
+
+    def next(self, timeout: float) -> Future | None:
+        """The next finished future, or None after `timeout` seconds."""
+        try:
+            return self._finished.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def ready(self) -> list[Future]:
+        """Every future finished so far and not yet taken, without waiting."""
+        out = []
+        while True:
+            try:
+                out.append(self._finished.get_nowait())
+            except queue.Empty:
+                return out
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (even by kill -9): no orphaned workers."""
+    if platform.system() == "Linux":
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass

@@ -1,0 +1,3 @@
+"""The decision tree as data: the file format and its JSON Schema (format), verification by walking every
+secret (verify), comparison (compare), the figures people read (report) and the generator record (record).
+Standard library and orjson only: the player and the verifier need no engine."""

@@ -1,0 +1,116 @@
+"""The verifier: walk every secret of the game through a tree with the game's own rules.
+
+Standard library only, so the player can report exact figures too. A tree passes
+when every secret ends with all hits, every branch is reached, and the stored
+stats (if any) equal what the walk measured.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..rules import Game, feedback
+from .format import Node, TreeDoc, TreeError, load, path_text, walk, walk_secrets
+
+
+class VerifyError(TreeError):
+    """The tree does not solve the game as claimed; one line naming the first problem."""
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Measured performance of a tree over all secrets."""
+
+    secrets: int
+    total: int
+    worst: int
+    depth_counts: list[int]
+
+    @property
+    def average(self) -> float:
+        return self.total / self.secrets if self.secrets else 0.0
+
+    def to_json(self) -> dict:
+        return {"secrets": self.secrets, "total": self.total, "worst": self.worst, "depth_counts": self.depth_counts}
+
+
+def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None) -> tuple[Stats, dict[str, int]]:
+    """Play every secret (or the given ones) through the tree; return stats and the depth per secret."""
+    fmt = {a: game.format_answer(a) for a in game.answers()}
+    win = game.win
+    parse: dict[str, tuple[int, ...]] = {}
+    visits: dict[int, int] = {}
+    depths: dict[str, int] = {}
+    counts: list[int] = [0]
+    for secret in secrets if secrets is not None else game.codes():
+        node, depth, path = root, 1, []
+        while True:
+            guess = node["guess"]
+            probe = parse.get(guess)
+            if probe is None:
+                probe = parse[guess] = game.parse_code(guess)
+            visits[id(node)] = visits.get(id(node), 0) + 1
+            answer = feedback(secret, probe)
+            if answer == win:
+                break
+            key = fmt[answer]
+            path.append((guess, key))
+            child = node.get("next", {}).get(key)
+            if child is None:
+                where = "a leaf" if "next" not in node else "a node"
+                raise VerifyError(
+                    f"secret {game.format_code(secret)} is not solved: {where} at {path_text(path[:-1])} "
+                    f"asks {guess}, answer {key} has no branch"
+                )
+            node, depth = child, depth + 1
+        depths[game.format_code(secret)] = depth
+        while len(counts) <= depth:
+            counts.append(0)
+        counts[depth] += 1
+    if secrets is None:
+        _check_reached(root, visits)
+    total = sum(d * c for d, c in enumerate(counts))
+    return Stats(sum(counts), total, len(counts) - 1 if len(counts) > 1 else 0, counts), depths
+
+
+def _check_reached(root: Node, visits: dict[int, int]) -> None:
+    for node, path in walk(root):
+        if id(node) not in visits:
+            raise VerifyError(f"branch {path_text(path)} is never reached by any secret")
+
+
+def impossible_question(game: Game, root: Node) -> str | None:
+    """Where the tree asks a code that can no longer be the secret (None if it never does): a tree
+    that a consistent-only search may be compared with asks only possible secrets."""
+    for node, path, secrets in walk_secrets(root, game):
+        if game.parse_code(node["guess"]) not in secrets:
+            return f"{path_text(path)} asks {node['guess']}, which cannot be the secret there"
+    return None
+
+
+def verify(doc: TreeDoc) -> Stats:
+    """Check the tree solves every secret and its stored stats are true; VerifyError otherwise."""
+    stats, _ = measure(doc.game, doc.root)
+    if doc.stats is not None:
+        measured = stats.to_json()
+        for key, value in measured.items():
+            if doc.stats.get(key) != value:
+                raise VerifyError(f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}")
+    return stats
+
+
+_VERIFIED: dict[tuple[str, int, int], Stats] = {}
+
+
+def verify_file(path: str | os.PathLike) -> tuple[TreeDoc, Stats]:
+    """Load a tree file and verify it. The walk is done once per process while the file is unchanged (same
+    path, size and modification time): the tools that report on every shipped tree, and the tests that run
+    them in one process, share it."""
+    where = Path(path).resolve()
+    st = where.stat()
+    key = (str(where), st.st_mtime_ns, st.st_size)
+    doc = load(where)
+    if key not in _VERIFIED:
+        _VERIFIED[key] = verify(doc)
+    return doc, _VERIFIED[key]
