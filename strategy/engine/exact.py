@@ -1651,3 +1651,51 @@ def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, count
         if v == value:
             return probes[pi], b_here
     return -1, b_here
+
+
+# -- half a level of lookahead --------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def half_level(table, params, bounds, zs, tt, counters, scratch, S, d, b, probes, lb, beta):
+    """A lower bound of value(S, d) half a level below the probe scan: the least over `probes` (every class of
+    the node; their scan bounds `lb`) of the winning cost plus each part's `bound_set` (the transposition table,
+    then a scan of the part's own candidates, above its level fill with branching b), probes taken by increasing
+    scan bound until that bound reaches the least so far or `beta` (fail-soft: a result of at least beta)."""
+    n_classes = params[P_CLASSES]
+    win = params[P_WIN]
+    hit = bounds[0][d + 1]
+    order = np.argsort(lb, kind="mergesort")
+    best = INF
+    sizes = np.empty(n_classes, dtype=np.int64)
+    part_order = np.empty(n_classes, dtype=np.int64)
+    for j in range(order.shape[0]):
+        i = order[j]
+        if lb[i] >= min(best, beta):
+            best = min(best, lb[i])
+            break
+        members, starts = split(table, S, probes[i], n_classes)
+        total = 0
+        for c in range(n_classes):
+            k = starts[c + 1] - starts[c]
+            sizes[c] = 0 if c == win else k
+            if k > 0:
+                total += hit if c == win else level_fill(k, b, d + 1, bounds)
+        cut = min(best, beta)
+        big = largest_first(sizes, part_order)
+        for ci in range(big):
+            if total >= cut:
+                break
+            c = part_order[ci]
+            fill = level_fill(sizes[c], b, d + 1, bounds)
+            v, _ = bound_set(table, params, bounds, zs, tt, counters, scratch, members[starts[c]:starts[c + 1]],
+                             d + 1, b)
+            if v > fill:
+                total += v - fill
+        if total >= INF:
+            total = INF
+        if lb[i] > total:
+            total = lb[i]
+        if total < best:
+            best = total
+    return best

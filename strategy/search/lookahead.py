@@ -13,7 +13,12 @@ frontier table in the README).
 
 Probes are taken by increasing level-fill bound; one stops counting as soon as its parts reach the
 best probe so far (or the caller's cut-off `beta`: fail-soft, as in the search), and the probes
-whose level-fill bound reaches it are never expanded. The parts of the game's first questions are shared
+whose level-fill bound reaches it are never expanded. A probe's parts start from the engine's cheap bound of
+each (`exact.bound_set`), then are bounded in passes of narrow windows (each part's cut-off its bound so far
+plus an even share of what the probe still lacks) before the whole cut-off left: most probes are refuted by
+the shares, without their parts' exact values (tools/bench_moonshot.py, the moonshots' first-question parts:
+the same bounds in a fraction of the time). With `half`, half a level more: below the last level each probe's
+parts count at the engine's cheap bound (`exact.half_level`) instead of their level fill. The parts of the game's first questions are shared
 out to threads, one lookahead (engine, scratch arrays) each: a part starts with the cut-off left then, so
 the parts of a probe that reaches the cut-off may be counted further than in turn, and the bound is the same.
 
@@ -42,6 +47,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..engine import exact
 from ..engine.exact import INF
 from ..engine.searcher import Costs, Engine, Spec
 from ..engine.table import GameTable, split
@@ -54,6 +60,7 @@ from .store import Store, set_key
 LOOKAHEAD_TT_BITS = 4  # the transposition table when no set is searched exactly (it is not used then)
 STORE_BOUND_SECONDS = 1.0  # a lookahead bound that took this long is kept in the store (quicker ones cost less to
 # find again than to keep)
+WINDOW_PASSES = 3  # passes of narrow windows before a probe's parts are bounded with the whole cut-off left
 STORE_PROBES_ABOVE = Plan().min_size  # sets this large are the ones the driver splits into probes, whose bounds
 # the store holds: the probes of smaller sets are not looked up (a search of a small set stores the set's bound)
 
@@ -63,8 +70,9 @@ class Lookahead:
 
     def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
                  on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
-                 threads: int = 1):
+                 threads: int = 1, half: bool = False):
         self.gt = gt
+        self.half = half
         self.store = store
         self.objective = costs.key
         tt_bits = tt_bits_for(gt.size) if exact_below > 2 else LOOKAHEAD_TT_BITS
@@ -74,7 +82,7 @@ class Lookahead:
         self.stop = False  # set by `request_stop` from another thread: the bound unwinds at its next node
         # lookaheads of their own (engine, scratch arrays) that bound the parts of the game's first questions
         # in threads of their own, with this one (the kernels free the GIL)
-        self.helpers = [Lookahead(gt, costs, consistent_only, on_node, exact_below, store)
+        self.helpers = [Lookahead(gt, costs, consistent_only, on_node, exact_below, store, half=half)
                         for _ in range(threads - 1)]
 
     def request_stop(self) -> None:
@@ -112,7 +120,8 @@ class Lookahead:
             return max(floor, self.searched(S, d, b, history, beta, key))
         # the lookahead's own result at these settings, from a run stopped before the end: final when it ended
         # under its cut-off (the value this computation would give), else a bound that may reach this one's
-        ahead = set_key(f"{self.objective}/lookahead-{levels}-{self.exact_below}", d, S) if key and levels > 1 else None
+        setting = f"{levels}{'h' if self.half else ''}-{self.exact_below}"
+        ahead = set_key(f"{self.objective}/lookahead-{setting}", d, S) if key and levels > 1 else None
         earlier = self.store.get(ahead) if ahead is not None else None
         if earlier is not None and (earlier.exact or earlier.value >= beta):
             return max(floor, earlier.value)
@@ -146,6 +155,10 @@ class Lookahead:
         if key is not None and len(S) > STORE_PROBES_ABOVE:
             lb = self.stored_probe_bounds(key, probes, lb)
         base = max(floor, int(lb.min()) if len(lb) else int(INF))
+        if levels <= 1 and self.half and base < beta:  # half a level: each probe's parts at their cheap bound
+            e = self.engine
+            return max(base, int(exact.half_level(self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch,
+                                                  S, np.int64(d), np.int64(b_here), probes, lb, np.int64(beta))))
         if levels <= 1 or base >= beta:
             return base
         gt = self.gt
@@ -170,52 +183,112 @@ class Lookahead:
             parts = [(members[starts[c]:starts[c + 1]], fill(int(sizes[c])))
                      for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2),
                                      key=lambda c: -sizes[c])]
+            parts, value = self.prebound(parts, d + 1, b_here, value, min(best, beta))
             deeper = np.append(history, g).astype(history.dtype)
             share = self.parts_in_threads if d == 0 and self.helpers else self.parts_in_turn
             value = share(parts, d + 1, b_here, deeper, levels - 1, min(best, beta), value)
             best = min(best, max(value, int(lb[i])))
         return max(best, base)
 
-    def parts_in_turn(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray, levels: int,
-                      cut: int, value: int) -> int:
-        """`value` (which counts each part at its level fill) with each part's bound in its place, largest part
-        first, until it reaches `cut`."""
+    def prebound(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, value: int,
+                 cut: int) -> tuple[list[tuple[np.ndarray, int]], int]:
+        """The parts' level fills raised to the engine's cheap bound of each (`exact.bound_set`: the transposition
+        table, then a scan of the part's own candidates, which often proves its value), before any part is looked
+        ahead or searched: a probe that these bounds refute costs no more, and the others' cut-offs are tighter.
+        Parts proven exact leave the list; the sum is the same lower bound, only higher."""
+        e = self.engine
+        raised = []
         for part, fill in parts:
             if value >= cut:
+                raised.append((part, fill))  # refuted already: the rest keep their level fill
+                continue
+            v, probe = exact.bound_set(self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch, part,
+                                       np.int64(d), np.int64(b))
+            v = max(int(v), fill)
+            value += v - fill
+            if probe < 0:
+                raised.append((part, v))
+        return raised, value
+
+    def parts_in_turn(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray, levels: int,
+                      cut: int, value: int) -> int:
+        """`value` (which counts each part at its bound so far) with each part's bound in its place, largest part
+        first, until it reaches `cut`. First come passes of narrow windows: each part open is bounded (searched,
+        when small enough) with its bound so far + an even share of what the probe still lacks as its cut-off,
+        which most often proves the share cheaply, or gives the part's final value; then the parts still open are
+        bounded with the whole cut-off left. A probe that the shares refute is never searched to its parts'
+        exact values; a probe under the cut-off is counted in full either way (the same sum)."""
+        bounds = [fill for _, fill in parts]
+        final = [self.fixed(part, levels) for part, _ in parts]
+        for rnd in range(WINDOW_PASSES + 1):
+            deep = rnd == WINDOW_PASSES
+            open_parts = [i for i in range(len(parts)) if not final[i]]
+            if not open_parts or value >= cut:
                 break
-            value += self.bound(part, d, b, history, levels, cut - value + fill) - fill
+            step = max(1, (cut - value) // len(open_parts))
+            for i in open_parts:
+                if value >= cut:
+                    break
+                beta = cut - value + bounds[i] if deep or final[i] is None else bounds[i] + step
+                got = max(bounds[i], self.bound(parts[i][0], d, b, history, levels, beta))
+                value += got - bounds[i]
+                bounds[i] = got
+                final[i] = got < beta or final[i] is None
         return value
+
+    def fixed(self, part: np.ndarray, levels: int) -> bool | None:
+        """Whether a part's bound is final from the start (never), or None when a cut-off does not change it (a
+        last level that only scans: it is bounded once, with the whole cut-off left)."""
+        return None if levels <= 1 and len(part) > self.exact_below and not self.half else False
 
     def parts_in_threads(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray,
                          levels: int, cut: int, value: int) -> int:
-        """`parts_in_turn`, the parts shared out to this lookahead and its helpers (one thread each, largest part
-        first). A part's cut-off counts the parts still running at their level fill, so it is looser than in
-        turn, but a sum under `cut` is the same: every part in it was bounded below its cut-off."""
+        """`parts_in_turn`, the parts of each pass shared out to this lookahead and its helpers (one thread each,
+        largest part first). A part's cut-off in the last pass counts the parts still running at their bound so
+        far, so it is looser than in turn, but a sum under `cut` is the same: every part in it was bounded below
+        its cut-off."""
         lock = threading.Lock()
+        bounds = [fill for _, fill in parts]
+        final = [self.fixed(part, levels) for part, _ in parts]
         state = {"value": value, "next": 0}
 
-        def work(lookahead: Lookahead) -> None:
+        def work(lookahead: Lookahead, todo: list[int], step: int | None) -> None:
             while True:
                 with lock:
-                    if state["value"] >= cut or state["next"] == len(parts) or self.stop:
+                    if state["value"] >= cut or state["next"] == len(todo) or self.stop:
                         return
-                    part, fill = parts[state["next"]]
+                    i = todo[state["next"]]
                     state["next"] += 1
-                    beta = cut - state["value"] + fill
-                got = lookahead.bound(part, d, b, history, levels, beta)
+                    deep = step is None or final[i] is None
+                    beta = cut - state["value"] + bounds[i] if deep else bounds[i] + step
+                got = lookahead.bound(parts[i][0], d, b, history, levels, beta)
                 with lock:
-                    state["value"] += got - fill
+                    got = max(got, bounds[i])
+                    state["value"] += got - bounds[i]
+                    bounds[i] = got
+                    final[i] = got < beta or final[i] is None
 
         with ThreadPoolExecutor(len(self.helpers)) as pool:  # its exit waits for the helpers
-            running = [pool.submit(work, helper) for helper in self.helpers]
-            try:
-                work(self)
-            except BaseException:
-                for helper in self.helpers:  # the whole bound ends: theirs too, at their next node
-                    helper.request_stop()
-                raise
-            for future in running:
-                future.result()  # a helper's Stopped or failure, raised here
+            for rnd in range(WINDOW_PASSES + 1):
+                todo = [i for i in range(len(parts)) if not final[i]]
+                if not todo or state["value"] >= cut or self.stop:
+                    break
+                step = None if rnd == WINDOW_PASSES else max(1, (cut - state["value"]) // len(todo))
+                state["next"] = 0
+                running = [pool.submit(work, helper, todo, step) for helper in self.helpers]
+                try:
+                    work(self, todo, step)
+                except BaseException:
+                    for helper in self.helpers:  # the whole bound ends: theirs too, at their next node
+                        helper.request_stop()
+                    raise
+                finally:
+                    for future in running:
+                        future.exception()  # wait for each helper before the next pass or the exit
+                for future in running:
+                    future.result()  # a helper's Stopped or failure, raised here
+        if self.stop:
+            raise Stopped()
         return state["value"]
 
     def stored_probe_bounds(self, key: str, probes: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -234,16 +307,17 @@ class Lookahead:
 
 def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
                     on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
-                    threads: int | None = None) -> int:
+                    threads: int | None = None, half: bool = False) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
     meets the objective's depth bound), sets of at most `exact_below` secrets searched exactly, and what
     `store` has proven used where the lookahead meets it. The parts of the first questions are bounded by
-    `threads` at once (one per core unless given); the bound is the same whatever their number.
+    `threads` at once (one per core unless given); the bound is the same whatever their number. With `half`,
+    half a level more: below the last level each probe's parts count at the engine's cheap bound of each.
 
     It runs in a thread while this one waits: a Ctrl-C or a signal that arrived in the middle of a compiled
     call would otherwise surface as numba's SystemError instead of itself; here it stops the bound at its
     next node and is raised as it came."""
-    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store, threads or os.cpu_count() or 1)
+    bound = Lookahead(gt, costs, consistent_only, on_node, exact_below, store, threads or os.cpu_count() or 1, half)
     out: list = []
 
     def run() -> None:
