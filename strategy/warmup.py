@@ -50,7 +50,7 @@ def warm_up(part: str, strategy: str = "entropy") -> None:
         from .search import objectives
         from .search.lookahead import lookahead_bound
 
-        lookahead_bound(game_table(game), objectives.total(), 2, exact_below=10)
+        lookahead_bound(game_table(game), objectives.total(), 2, exact_below=60)
     else:
         raise ValueError(f"no warm-up for {part!r}")
 

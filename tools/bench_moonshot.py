@@ -284,7 +284,10 @@ def agree(case: dict, old: list[int], new: list[int]) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sys.path.insert(0, str(ROOT))
+    from strategy.cli.options import Parser  # errors in one line, as every tool and command
+
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--against", type=Path, metavar="DIR", help="a checkout of the baseline commit")
     parser.add_argument("--cases", type=Path, default=CASES, help="the cases file (default %(default)s)")
     parser.add_argument("--only", nargs="+", choices=("part", "solve", "refute"), help="these kinds of case only")
