@@ -5,7 +5,18 @@ import argparse
 import random
 
 from ..rules import parse_game
-from .options import MAX_GAMES, MAX_SEED, TREE_HELP, CommandError, add_game, command, int_in, print_json, probability
+from .options import (
+    MAX_GAMES,
+    MAX_SEED,
+    TREE_HELP,
+    CommandError,
+    add_game,
+    command,
+    int_in,
+    print_json,
+    probability,
+    require_compiled_code,
+)
 
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
@@ -84,6 +95,7 @@ def _play_all(walker, args: argparse.Namespace) -> int:
 def _self_test(game, args: argparse.Namespace) -> int:
     from ..play.noisy import self_test
 
+    require_compiled_code()  # the noisy player's scores are compiled kernels
     games = args.games if args.games is not None else 100
     result = self_test(game, args.noise, games, args.seed or 0, progress=not args.json)
     if args.json:
