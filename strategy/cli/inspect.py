@@ -42,7 +42,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         from ..export.plot import plot_distribution
 
         try:
-            plot_distribution(stats, f"{doc.game.spec} ({doc.objective})", args.plot)
+            plot_distribution(stats, f"{doc.game.spec} ({printable(doc.objective)})", args.plot)  # SVG is XML
         except RuntimeError as e:
             raise CommandError(str(e)) from None
         log(f"plot written to {quote(args.plot)}")

@@ -97,6 +97,18 @@ def test_graph_exports_of_a_tree_with_control_characters_parse(tmp_path, fmt):
         assert g.graph["objective"] == "total\\x1b]2;owned\\x07\\x1b[2J\\nstrategy: error: forged\\u202e\\x00\\x9b31m"
 
 
+@pytest.mark.parametrize("objective", [HOSTILE, "tot$\\frac{a$al"], ids=["controls", "mathtext"])
+def test_a_plot_of_a_tree_with_hostile_strings_is_drawn_and_parses(tmp_path, objective):
+    """Control characters made an SVG that no XML reader takes; $...$ was read as mathtext and broke the drawing
+    (an internal error)."""
+    import xml.etree.ElementTree as ElementTree
+
+    out = tmp_path / "p.svg"
+    r = strategy("stats", hostile_tree(tmp_path, objective=objective), "--plot", out)
+    assert r.returncode == 0, r.stderr
+    ElementTree.parse(out)
+
+
 # -- one file never does two jobs -----------------------------------------------------------------
 
 SOLVE_ROLES = ["-o", "--store", "--partial", "--log", "--incumbent", "--against"]
