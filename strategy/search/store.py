@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from ..files import FileError, quote
+from ..files import MAX_UNPACK_RATIO, FileError, quote, unpack_limit
 from ..interrupts import Heard
 from ..rules import Game
 
@@ -389,14 +389,18 @@ def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection],
 
 
 def _unpack(blob: bytes | None) -> dict | None:
-    """A stored subtree, unpacked to at most MAX_TREE_BYTES (a row that would unpack to more is refused, not read
-    into memory)."""
+    """A stored subtree, unpacked to at most MAX_TREE_BYTES, and to at most what a file of its size may unpack to
+    (`files.unpack_limit`: memory follows the bytes read); a row that would unpack to more is refused, not read
+    into memory."""
     if blob is None:
         return None
+    limit = unpack_limit(len(blob), MAX_TREE_BYTES)
     inflate = zlib.decompressobj()
-    text = inflate.decompress(blob, MAX_TREE_BYTES + 1)
-    if len(text) > MAX_TREE_BYTES or inflate.unconsumed_tail:
-        raise ValueError(f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB")
+    text = inflate.decompress(blob, limit + 1)
+    if len(text) > limit or inflate.unconsumed_tail:
+        raise ValueError(f"it unpacks to more than {limit / 2**20:.1f} MB, {MAX_UNPACK_RATIO} times its "
+                         f"{len(blob):,} bytes" if limit < MAX_TREE_BYTES else
+                         f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB")
     if not inflate.eof:
         raise ValueError("it is cut short")
     return orjson.loads(text)

@@ -128,8 +128,11 @@ TAMPERING = {
                                    zlib.compress(b"[1, 2, 3]")),
     "a subtree that is not zlib": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "cannot be read",
                                    b"not zlib at all"),
-    "a subtree that unpacks to 100 MB": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "more than 64 MB",
+    "a subtree that unpacks to 100 MB": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "unpacks to more than",
                                        zlib.compress(b" " * (100 << 20), 9)),
+    "a subtree that unpacks a thousandfold": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+                                              "64 times its", zlib.compress(b'{"guess": "0011", "x": [' +
+                                                                            b"[], " * (2 << 20) + b"[]]}", 9)),
     "a subtree that misses secrets": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "not a tree of the",
                                       zlib.compress(b'{"guess": "0011"}')),
     "a subtree as text": (f"UPDATE results SET tree = 'x' WHERE key = {HEAVIEST}", "its tree is str"),
