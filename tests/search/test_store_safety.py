@@ -54,8 +54,26 @@ def store_file(tmp_path: Path, sql: str = "", name: str = "s.db") -> Path:
     return path
 
 
+@pytest.fixture
+def watchdog(monkeypatch):
+    """Every SQLite connection opened in the test is interrupted after 5 s: a statement that never ends fails the
+    test instead of hanging it."""
+    opened = []
+    real_connect = sqlite3.connect
+
+    def connect_watched(*args, **kwargs):
+        opened.append(real_connect(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(sqlite3, "connect", connect_watched)
+    timer = threading.Timer(5.0, lambda: [con.interrupt() for con in opened])
+    timer.start()
+    yield
+    timer.cancel()
+
+
 @pytest.mark.parametrize("case", HOSTILE)
-def test_a_store_with_sql_of_its_own_is_refused_as_it_is_opened(tmp_path, case):
+def test_a_store_with_sql_of_its_own_is_refused_as_it_is_opened(tmp_path, watchdog, case):
     path = store_file(tmp_path, HOSTILE[case])
     start = time.perf_counter()
     with pytest.raises(FileError, match="SQL of its own"):
@@ -79,7 +97,7 @@ def test_a_hostile_store_ends_a_command_in_one_line_not_a_hang(tmp_path, case, c
 
 
 @pytest.mark.parametrize("how", ["compact", "merge", "compact beside a shipped copy"])
-def test_compact_and_merge_refuse_a_hostile_store_and_write_nothing(tmp_path, how):
+def test_compact_and_merge_refuse_a_hostile_store_and_write_nothing(tmp_path, watchdog, how):
     good = store_file(tmp_path, name="good.db")
     bad = store_file(tmp_path, HOSTILE["results an endless view"], name="bad.db")
     target = tmp_path / "out.db"
