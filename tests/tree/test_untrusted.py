@@ -68,7 +68,7 @@ def test_a_file_of_countless_gzip_members_is_refused_at_once(tmp_path):
     start = time.perf_counter()
     with pytest.raises(FileError, match="more than 10,000 gzip members"):
         read_bytes(path)
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 5
 
 
 # -- memory follows the bytes read -------------------------------------------------------------------
