@@ -65,8 +65,15 @@ def watchdog(monkeypatch):
         opened.append(real_connect(*args, **kwargs))
         return opened[-1]
 
+    def interrupt() -> None:
+        for con in opened:
+            try:
+                con.interrupt()
+            except sqlite3.ProgrammingError:  # closed already
+                pass
+
     monkeypatch.setattr(sqlite3, "connect", connect_watched)
-    timer = threading.Timer(5.0, lambda: [con.interrupt() for con in opened])
+    timer = threading.Timer(5.0, interrupt)
     timer.start()
     yield
     timer.cancel()
