@@ -13,6 +13,14 @@ Three facts shape every long-running loop of the tool, and they are explained he
   queue from their done callbacks, and the waiting thread reads the queue.
 - **SIGTERM and SIGHUP unwind like Ctrl-C** (`Terminated`, installed by `terminate_on_signals`), so that every
   `finally` runs: stores are closed, temporary files removed, worker processes stopped.
+- **A C library that runs long in the main thread hears a signal only through a callback.** SQLite calls its
+  progress handler every so many steps of a statement; the signal's handler runs as that callback is entered, and
+  SQLite would swallow what it raises. `Heard` keeps it: its `poll` resumes a generator, whose `yield` sits inside a
+  `try`, so the interruption is caught there, noted, and the statement asked to stop; the caller raises it again
+  (`raise_heard`) once the library has returned.
+- **Once stopped, a command winds up undisturbed.** A second Ctrl-C (or SIGTERM) while an interrupted solve writes
+  its partial tree and stops its workers is held (`signals_held`), not raised: it would cut the writing short and
+  leave shared memory and semaphores to the resource tracker.
 
 An interrupted exact solve raises `Interrupted`, which carries what it had proven (`partial`) and the
 interruption itself as its cause.
@@ -124,6 +132,52 @@ class Completions:
                 out.append(self._finished.get_nowait())
             except queue.Empty:
                 return out
+
+
+class Heard:
+    """Signals heard inside a C library's callback (SQLite's progress handler): `poll` is the callback (1 asks the
+    library to stop), `raise_heard` raises the interruption it caught, once the library has returned. Only the main
+    thread runs signal handlers: in any other thread `poll` merely returns 0."""
+
+    def __init__(self) -> None:
+        self.heard: BaseException | None = None
+        beats = self._beats()
+        next(beats)
+        self.poll: Callable[[], int] = beats.__next__  # C calls it: the handler runs as the generator resumes
+
+    def _beats(self) -> Iterator[int]:
+        while True:
+            try:
+                yield 0
+            except GeneratorExit:  # the connection is gone
+                return
+            except BaseException as e:  # KeyboardInterrupt or Terminated, raised by the signal's handler
+                self.heard = e
+                yield 1
+
+    def raise_heard(self) -> None:
+        """Raise the interruption heard since the last call, if any."""
+        if self.heard is not None:
+            heard, self.heard = self.heard, None
+            raise heard
+
+
+@contextmanager
+def signals_held() -> Iterator[list[int]]:
+    """Ctrl-C, SIGTERM and SIGHUP are noted (in the list yielded), not raised, until the block ends: for the wind-up
+    of a command already stopped. Outside the main thread, where no handler can be set, it does nothing."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    for sig in kept:
+        signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def die_with_parent() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..files import check_output
+from ..files import check_distinct, check_output
 from ..rules import MAX_CODES, parse_game
 from .options import (
     MAX_PILOT,
@@ -45,6 +45,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             raise CommandError(f"{option} applies to --exact-below only")
     if args.pilot and args.strategy == "random-consistent":
         raise CommandError("--pilot needs a scoring rule: random-consistent has none")
+    check_distinct([("-o", args.output), ("--store", args.store)])
     check_output(args.output if args.output != "-" else None, "tree file")
     check_writable(args.store, "store")
     first_code = game.parse_code(args.first) if args.first else None
@@ -101,6 +102,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
 
     needs_output_for_json(args)
     tree_output(args)
+    check_distinct([("TREE", args.tree), ("-o", args.output), ("--store", args.store)])
     check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
     check_writable(args.store, "store")
     doc = load(args.tree)
@@ -134,7 +136,7 @@ def _improved(objective: str, before, after) -> str:
 def add_commands(sub) -> None:
     """Register build, improve."""
     p = command(sub, "build", "build a complete heuristic tree",
-                "Build a complete greedy decision tree for every secret of a game, verify it and write it.", cmd_build)
+                "Build a complete greedy decision tree for every secret of a game, verify it and write it.", cmd_build, compiled=True)
     add_game(p)
     p.add_argument("--strategy", required=True, metavar="NAME",
                    choices=["expected-size", "entropy", "minimax", "most-parts", "random-consistent"], help=STRATEGY_HELP)
@@ -155,7 +157,7 @@ def add_commands(sub) -> None:
     p = command(sub, "improve", "make a tree's small subtrees optimal with the exact engine",
                 "Replace every largest subtree over at most N secrets of a tree by a subtree proven optimal by "
                 "the exact engine, never deeper than the tree's worst case (a consistent-only tree stays one); "
-                "verify the result and write it.", cmd_improve)
+                "verify the result and write it.", cmd_improve, compiled=True)
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--objective", default="total", choices=["total", "worst-then-fewest"],
                    help="total: the least total; worst-then-fewest: the fewest secrets at the tree's worst depth")

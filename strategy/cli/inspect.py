@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..files import check_output, quote
+from ..files import check_output, printable, quote
 from ..rules import parse_game
 from .options import TREE_HELP, CommandError, add_game, command, load_checked, log, print_json, tree_argument
 
@@ -36,13 +36,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"tree": args.tree, "game": doc.game.spec, "objective": doc.objective, "stats": stats_json(stats)})
     else:
-        print(f"{doc.game.spec}  objective: {doc.objective}")
+        print(f"{doc.game.spec}  objective: {printable(doc.objective)}")
         print(distribution_table(stats))
     if args.plot:
         from ..export.plot import plot_distribution
 
         try:
-            plot_distribution(stats, f"{doc.game.spec} ({doc.objective})", args.plot)
+            plot_distribution(stats, f"{doc.game.spec} ({printable(doc.objective)})", args.plot)  # SVG is XML
         except RuntimeError as e:
             raise CommandError(str(e)) from None
         log(f"plot written to {quote(args.plot)}")

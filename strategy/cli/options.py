@@ -11,7 +11,7 @@ from typing import Callable, Iterator, NoReturn
 
 import orjson
 
-from ..files import quote
+from ..files import printable, quote
 from ..rules import MAX_TABLE_CODES
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
@@ -36,17 +36,31 @@ class Parser(argparse.ArgumentParser):
     errors begin with the tool's name."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog.split()[0]}: error: {message.splitlines()[0]} (see {self.prog} --help)", file=sys.stderr)
+        line = printable(message.splitlines()[0] if message else "")
+        print(f"{self.prog.split()[0]}: error: {line} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
 def command(sub, name: str, summary: str, description: str, func: Callable[[argparse.Namespace], int],
-            epilog: str | None = None) -> argparse.ArgumentParser:
-    """Add a command to the parser's subcommands, run by `func`."""
+            epilog: str | None = None, compiled: bool = False) -> argparse.ArgumentParser:
+    """Add a command to the parser's subcommands, run by `func`; `compiled`: it runs the engine's compiled kernels
+    (checked before it starts: `require_compiled_code`)."""
     p = sub.add_parser(name, help=summary, description=description, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.set_defaults(func=func)
+    p.set_defaults(func=func, compiled=compiled)
     return p
+
+
+def require_compiled_code() -> None:
+    """Refuse to start the engine with numba's compiler turned off (NUMBA_DISABLE_JIT): its kernels rely on
+    fixed-width integers and compiled intrinsics, and run as plain Python they fail or take days."""
+    value = os.environ.get("NUMBA_DISABLE_JIT", "").strip()
+    try:
+        disabled = bool(int(value)) if value else False
+    except ValueError:
+        disabled = True  # numba itself refuses to start with such a value
+    if disabled:
+        raise CommandError(f"NUMBA_DISABLE_JIT={value[:20]!r}: the engine runs only as compiled code (unset it)")
 
 
 def tree_argument(text: str) -> str:
@@ -130,16 +144,64 @@ def compiling(what: str, show: bool) -> Iterator[None]:
 
 def warmed_up(part: str, show: bool, strategy: str = "entropy") -> None:
     """Compile what a command's `part` calls (see `strategy.warmup`) unless numba's cache holds it, counting the
-    seconds on a terminal."""
+    seconds on a terminal. Under a memory limit (ulimit -v or -d) the compiler runs in a process of its own: LLVM
+    does not fail as Python does when memory runs out, it aborts the whole process (exit 134, no word of why)."""
     from ..warmup import PARTS, ready, warm_up
 
     if not ready(part, strategy):
         with compiling(PARTS[part], show):
-            warm_up(part, strategy)
+            if _memory_limit() is None:
+                warm_up(part, strategy)
+            else:
+                _warm_up_apart(part, strategy)
+
+
+def _memory_limit() -> int | None:
+    """The address-space or data limit of this process in bytes (the lower), None when there is none."""
+    import resource
+
+    limits = [resource.getrlimit(r)[0] for r in (resource.RLIMIT_AS, resource.RLIMIT_DATA)]
+    finite = [limit for limit in limits if limit != resource.RLIM_INFINITY]
+    return min(finite) if finite else None
+
+
+def _warm_up_apart(part: str, strategy: str) -> None:
+    """`warm_up` in a child process (numba's cache then holds the kernels for this one): one line if it fails."""
+    import subprocess
+    from pathlib import Path
+
+    from ..warmup import PARTS
+
+    root = str(Path(__file__).resolve().parents[2])  # the folder this package is imported from
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    done = subprocess.run([sys.executable, "-c", "import sys; from strategy.cli import skip_blas_probe; "
+                           "skip_blas_probe(); from strategy.warmup import warm_up; warm_up(sys.argv[1], sys.argv[2])",
+                           part, strategy],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    if done.returncode != 0:
+        limit = _memory_limit() or 0
+        raise CommandError(f"compiling {PARTS[part]} failed under the memory limit of {limit >> 20} MB (ulimit -v "
+                           f"{limit >> 10}): the compiler needs more; raise the limit, or run once without it "
+                           f"(what it compiles is kept)")
+
+
+def _json_escape(c: str) -> str:
+    """A character as JSON's \\u escape (a surrogate pair beyond the first plane)."""
+    code = ord(c)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def print_json(obj: object) -> None:
-    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
+    """A JSON report on standard output. JSON escapes only the C0 controls in strings: the other characters a
+    terminal may act on (DEL, the C1 controls such as CSI, bidirectional overrides) are written as \\u escapes
+    too, which every JSON reader reads back as the same string."""
+    text = orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode()
+    if not text.isascii() or "\x7f" in text:
+        text = "".join(c if c.isprintable() or c == "\n" else _json_escape(c) for c in text)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

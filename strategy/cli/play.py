@@ -16,6 +16,7 @@ from .options import (
     int_in,
     print_json,
     probability,
+    require_compiled_code,
     tree_argument,
 )
 
@@ -133,6 +134,7 @@ def _play_live_all(walker, args: argparse.Namespace) -> int:
 def _self_test(game, args: argparse.Namespace) -> int:
     from ..play.noisy import self_test
 
+    require_compiled_code()  # the noisy player's scores are compiled kernels
     games = args.games if args.games is not None else 100
     result = self_test(game, args.noise, games, args.seed or 0, progress=not args.json)
     if args.json:

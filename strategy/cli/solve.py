@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..files import FileError, check_output, quote
-from ..interrupts import Interrupted
+from ..files import FileError, check_distinct, check_output, quote
+from ..interrupts import Interrupted, signals_held
 from ..rules import MAX_TABLE_CODES, parse_game
 from .options import (
     EXIT_IMPOSSIBLE,
@@ -27,6 +27,13 @@ from .options import (
 )
 
 
+def scheduler_address(text: str) -> str:
+    """An argparse type: a Dask scheduler's address, not empty (an empty one would quietly run here instead)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("--scheduler needs the address of a Dask scheduler, e.g. tcp://HOST:8786")
+    return text
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     from ..engine.table import game_table
     from ..search.known import Trusted, given_tree, trusted_bounds
@@ -40,6 +47,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     game = parse_game(args.game)
     needs_output_for_json(args)
     tree_output(args)
+    check_distinct([("-o", args.output), ("--store", args.store), ("--partial", args.partial), ("--log", args.log),
+                    *(("--incumbent", path) for path in args.incumbent), ("--against", args.against)],
+                   read_only=("--incumbent", "--against"))  # --trust names one of these: a qualifier, not a job
     check_output(args.output if args.output != "-" else None, "tree file")
     check_output(args.partial, "partial tree")
     for name, what in ((args.store, "store"), (args.log, "log")):
@@ -72,7 +82,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
                             on_start=None if args.json else log, incumbents=[doc.root for _, doc in given],
                             known_bounds=known_bounds)
     except Interrupted as e:
-        _report_partial(e.partial, game, args)
+        with signals_held():  # the search has stopped: a second Ctrl-C does not cut the partial tree's writing
+            _report_partial(e.partial, game, args)
         if isinstance(e.__cause__, ConnectionError):  # a lost cluster, or tasks no worker can run
             raise CommandError(str(e.__cause__)) from None
         raise
@@ -194,7 +205,7 @@ def add_commands(sub) -> None:
     """Register solve, bound."""
     p = command(sub, "solve", "build a provably optimal tree",
                 "Prove the optimal strategy of a game by exhaustive branch and bound, verify the tree over every "
-                "secret and write it with its proof record.", cmd_solve)
+                "secret and write it with its proof record.", cmd_solve, compiled=True)
     add_game(p)
     p.add_argument("--objective", default="total", choices=["total", "worst", "worst-then-fewest", "win", "within"],
                    help="total: minimum total (average); worst: minimum worst case, then minimum total; "
@@ -210,7 +221,7 @@ def add_commands(sub) -> None:
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
     p.add_argument("--jobs", type=int_in(1, MAX_JOBS, "--jobs"), metavar="N",
                    help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)")
+    p.add_argument("--scheduler", metavar="ADDRESS", type=scheduler_address, help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
     p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task, or per probe of a batch "
                    "(for tools/simulate_scaling.py)")
@@ -234,7 +245,7 @@ def add_commands(sub) -> None:
                 "Prove a lower bound of a game's optimum by looking a few levels ahead: at each of them every "
                 "question is considered (one per symmetry class), and beyond the last the sets left are bounded by "
                 "level filling. Seconds or minutes for bounds far above what the search proves in hours on the "
-                "open games; each level costs far more than the one before.", cmd_bound)
+                "open games; each level costs far more than the one before.", cmd_bound, compiled=True)
     add_game(p)
     depth = p.add_mutually_exclusive_group()
     depth.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",

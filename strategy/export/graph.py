@@ -1,7 +1,8 @@
 """The tree as a networkx graph, written with networkx's own writers (GraphML, GEXF, DOT via pydot).
 
 Nodes are numbered in depth-first order (0 is the root) and carry `probe`, `remaining` and `depth`;
-edges carry the `answer`. Cut at a depth, each cut branch ends in a node labelled with the number
+edges carry the `answer`; the graph carries the game and the tree's objective (its control characters written
+as escapes, which XML cannot hold). Cut at a depth, each cut branch ends in a node labelled with the number
 of secrets below it, so the DOT file renders as a readable picture of the top of the tree.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 
 import networkx as nx
 
-from ..files import write_atomic
+from ..files import printable, write_atomic
 from ..tree.format import TreeDoc, walk_secrets
 
 FORMATS = ("graphml", "gexf", "dot")
@@ -19,7 +20,7 @@ FORMATS = ("graphml", "gexf", "dot")
 
 def to_graph(doc: TreeDoc, max_depth: int | None = None) -> nx.DiGraph:
     """A directed tree: question nodes (and, when cut, `more` nodes) with answer-labelled edges."""
-    g = nx.DiGraph(game=doc.game.spec, objective=doc.objective)
+    g = nx.DiGraph(game=doc.game.spec, objective=printable(doc.objective))  # XML takes no control characters
     last_at_depth: list[int] = []  # depth first: a node's parent is the latest node one level up
     for node, path, secrets in walk_secrets(doc.root, doc.game):
         depth = len(path) + 1

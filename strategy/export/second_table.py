@@ -9,6 +9,7 @@ import csv
 import io
 from dataclasses import dataclass
 
+from ..files import printable
 from ..rules import feedback
 from ..tree.format import TreeDoc
 from ..tree.verify import measure
@@ -53,7 +54,7 @@ def second_question_table(doc: TreeDoc) -> list[Row]:
 
 def format_table(doc: TreeDoc, rows: list[Row]) -> str:
     first = doc.root["guess"]
-    lines = [f"first question {first} ({doc.game.spec}, {doc.objective})",
+    lines = [f"first question {first} ({doc.game.spec}, {printable(doc.objective)})",
              f"{'answer':>6}  {'second':>8}  {'consistent':>10}  {'secrets':>7}  {'questions':>9}  {'average':>7}  {'vs first':>8}"]
     for row in rows:
         a, s, c, n, q, avg, vs = row.values(first, doc.game)

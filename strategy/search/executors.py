@@ -52,12 +52,15 @@ class ClusterLost(ConnectionError):
 class Executor(Protocol):
     """What the driver needs of a place to run tasks. `workers`: tasks that run at once; `slots`: tasks handed out
     at once; `remote`: tasks run outside the driver's process (a round trip costs more than most refutations);
-    `name`: for the proof record's run."""
+    `name`: for the proof record's run; `lost_workers`: workers lost while running tasks that the executor ran again
+    itself, unseen by the driver (a Dask scheduler reschedules them; a local pool reports its lost tasks to the
+    driver instead, which counts them)."""
 
     name: str
     workers: int
     slots: int
     remote: bool
+    lost_workers: int
 
     def submit(self, spec: Spec, task: Task) -> int:
         """Start a task; its handle."""
@@ -84,6 +87,7 @@ class InProcess:
     name = "in this process"
     workers = slots = 1  # workers: tasks that run at once; slots: tasks handed out at once
     remote = False  # tasks run in the driver's process anyway
+    lost_workers = 0
 
     def __init__(self):
         self._queue: dict[int, tuple[Spec, Task, np.ndarray]] = {}
@@ -145,6 +149,7 @@ class LocalProcesses:
     """Worker processes on this machine (spawned, each with its own table and engine)."""
 
     remote = True
+    lost_workers = 0  # a dead worker's tasks come back from done() as lost: the driver counts them
 
     def __init__(self, jobs: int):
         self.workers = self.slots = jobs
@@ -292,6 +297,28 @@ def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
         stop.set()
 
 
+def _ask_scheduler(address: str, seconds: float) -> None:
+    """Ask `address` who it is, within `seconds`: a ConnectionError unless a Dask scheduler answers. A Client would
+    wait for ever on a peer that accepts the connection and never speaks (or an HTTP server)."""
+    import asyncio
+
+    from distributed.core import rpc
+
+    async def identity() -> dict:
+        async with rpc(address) as peer:
+            return await peer.identity()
+
+    try:
+        who = asyncio.run(asyncio.wait_for(identity(), seconds))
+    except (asyncio.TimeoutError, TimeoutError):
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: no answer within {seconds:g} s "
+                              "(distributed.comm.timeouts.connect)") from None
+    except Exception as e:  # OSError, a malformed address, a peer that speaks another protocol
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    if not isinstance(who, dict) or who.get("type") != "Scheduler":
+        raise ConnectionError(f"{address} is not a Dask scheduler")
+
+
 class DaskCluster:
     """A running Dask scheduler with its workers (`dask scheduler`, `dask worker ADDRESS`)."""
 
@@ -304,15 +331,18 @@ class DaskCluster:
 
         connect_timeout = dask.config.get("distributed.comm.timeouts.connect")  # 30 s unless set
         try:
-            parse_timedelta(connect_timeout, default="seconds")
+            seconds = parse_timedelta(connect_timeout, default="seconds")
         except (KeyError, TypeError, ValueError):
             raise ConnectionError(f"Dask's connect timeout {connect_timeout!r} (distributed.comm.timeouts.connect) is not a "
                                   "duration such as 30s") from None
+        _ask_scheduler(address, seconds)
         try:
             self.client = Client(address)  # waits that connect timeout
         except Exception as e:  # OSError, TimeoutError: one line for the user
             raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
         self.address = address
+        self._lost_workers = 0
+        self._removed_before = self._removals()  # workers the scheduler removes from now on are this solve's losses
         self._count_workers()
         if not self._threads:  # a cluster may be started driver first: say what it waits for
             print(f"waiting for a worker to join the Dask scheduler at {address} (dask worker {address})",
@@ -332,6 +362,21 @@ class DaskCluster:
         self._variable.set({})
         self._futures: dict = {}
         self._ids = itertools.count()
+
+    def _removals(self) -> set[tuple]:
+        """The scheduler's record of workers that left unannounced (killed, crashed): (time, worker) pairs."""
+        return {(when, event.get("worker")) for when, event in self.client.get_events("all")
+                if isinstance(event, dict) and event.get("action") == "remove-worker" and not event.get("expected")}
+
+    @property
+    def lost_workers(self) -> int:
+        """Workers that left the cluster unannounced since the solve began: the scheduler runs their tasks again on
+        the others, so the driver never sees them lost."""
+        try:
+            self._lost_workers = len(self._removals() - self._removed_before)
+        except Exception:  # the scheduler is gone: what was counted last
+            pass
+        return self._lost_workers
 
     def _count_workers(self) -> None:
         """The workers and threads the scheduler has now: tasks in flight follow them as workers join or leave."""

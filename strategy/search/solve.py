@@ -22,7 +22,7 @@ from ..engine.exact import INF
 from ..engine.searcher import Costs, Engine, Spec
 from ..engine.table import GameTable
 from ..files import FileError, quote
-from ..interrupts import INTERRUPTIONS, Interrupted
+from ..interrupts import INTERRUPTIONS, Interrupted, signals_held
 from ..rules import Game, GameError
 from ..tree.format import tree_node
 from . import objectives
@@ -220,6 +220,7 @@ class Session:
             plan_for(self.executor.workers) if parallel or self.store is not None else NO_SPLIT)
         self.plan_name = next((k for k, v in PLANS.items() if v == self.plan), "one task" if self.plan == NO_SPLIT else "custom")
         self.tasks = self.reused = self.lost = 0
+        self.executor_lost = 0  # workers whose tasks the executor ran again itself (see Executor.lost_workers)
         self.worker_seconds = 0.0
         self.counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
         self.driver: Driver | None = None
@@ -320,6 +321,7 @@ class Session:
 
     def close(self) -> None:
         try:
+            self.executor_lost = self.executor.lost_workers
             self.executor.close()
         finally:
             try:
@@ -455,17 +457,18 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
             tree = out.tree
     except BaseException as e:
         partial = None
-        if isinstance(e, (*INTERRUPTIONS, OSError, FileError)) and not isinstance(e, StoreRefused):
+        with signals_held():  # a second Ctrl-C neither loses the partial result nor leaves the workers' resources
+            if isinstance(e, (*INTERRUPTIONS, OSError, FileError)) and not isinstance(e, StoreRefused):
+                try:
+                    partial = session.partial(name)
+                    if partial is not None:
+                        partial.lines, partial.proven = list(lines), dict(proven)
+                except Exception:
+                    partial = None
             try:
-                partial = session.partial(name)
-                if partial is not None:
-                    partial.lines, partial.proven = list(lines), dict(proven)
-            except Exception:
-                partial = None
-        try:
-            session.close()
-        except Exception:  # e.g. the log cannot be flushed to a full disk either: the first error is the one to tell
-            pass
+                session.close()
+            except Exception:  # e.g. the log cannot be flushed to a full disk either: the first error is the one to tell
+                pass
         if partial is not None:
             raise Interrupted(partial) from e
         raise
@@ -481,7 +484,7 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
     c = session.counters
     run = {"seconds": round(seconds, 2), "worker_seconds": round(session.worker_seconds, 2),
            "executor": session.executor.name, "plan": session.plan_name, "tasks": session.tasks, "reused_from_store": session.reused,
-           "lost_workers": session.lost, "nodes": int(c[exact.C_NODES]), "probes_tried": int(c[exact.C_PROBES]),
+           "lost_workers": session.lost + session.executor_lost, "nodes": int(c[exact.C_NODES]), "probes_tried": int(c[exact.C_PROBES]),
            "machine": machine()}
     if session.settled:
         run["settled_by_a_given_tree"] = session.settled

@@ -9,11 +9,19 @@ transaction. Sets are keyed by a hash of (objective, depth, sorted codes); the s
 beside it for the log and the tools. A lookahead bound also keeps its own results under keys of their own
 (the objective's fingerprint with its levels and N), final or a bound: what it found, not what the set is
 worth, so no solve reads them.
+
+A store is a file from anywhere, so it runs no SQL of its own: its schema must be exactly the tables this tool
+writes (no view, trigger, index, check or default of its own), functions in a schema are not trusted
+(`trusted_schema=OFF`), and Ctrl-C or SIGTERM stops a statement within milliseconds (a progress handler), for a
+store and every store `compact` and `merge` read.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -24,7 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from ..files import FileError, quote
+from ..files import MAX_UNPACK_RATIO, FileError, quote, unpack_limit
+from ..interrupts import Heard
 from ..rules import Game
 
 STORE_FORMAT = "strategy-store"
@@ -58,6 +67,58 @@ class StoreRefused(FileError):
     partial result built on it."""
 
 
+PROGRESS_STEPS = 10_000  # SQLite's steps between two looks for a signal (well under a millisecond)
+
+
+def connect(path: str | os.PathLike, **options) -> tuple[sqlite3.Connection, Heard]:
+    """A connection to a store file that trusts nothing in its schema and hears signals within its statements
+    (raise what `Heard` caught with `raise_heard` when a statement ends in "interrupted")."""
+    con = sqlite3.connect(path, **options)
+    heard = Heard()
+    try:
+        con.execute("PRAGMA trusted_schema=OFF")
+    except BaseException:
+        con.close()
+        raise
+    con.set_progress_handler(heard.poll, PROGRESS_STEPS)
+    return con, heard
+
+
+def _normalised(sql: str | None) -> str | None:
+    """A schema statement without its comments and with single spaces: the same table whatever its comments say."""
+    return None if sql is None else " ".join(re.sub(r"--[^\n]*", " ", sql).split())
+
+
+@functools.cache
+def _schema() -> dict[tuple[str, str], str | None]:
+    """(type, name) -> normalised SQL of every schema object a store has, as SCHEMA makes them."""
+    con = sqlite3.connect(":memory:")
+    try:
+        con.executescript(SCHEMA)
+        return {(kind, name): _normalised(sql) for kind, name, sql in
+                con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()}
+    finally:
+        con.close()
+
+
+def check_schema(con: sqlite3.Connection, path: str | os.PathLike, schema: str = "main") -> None:
+    """Refuse a store (`schema`: the name it is attached under) whose tables are not exactly this tool's, or that
+    holds a view or a trigger: SQL of its own would run as it is read or written (an endless recursive view, a
+    trigger on every insert)."""
+    rows = con.execute(f"SELECT type, name, tbl_name, sql FROM {schema}.sqlite_master").fetchall()
+    expected = _schema()
+    for kind, name, table, sql in rows:
+        if kind in ("view", "trigger"):
+            raise FileError(f"store {quote(path)} holds a {kind} ({name!r}): a store runs no SQL of its own")
+        if table in ("meta", "results") and expected.get((kind, name), "") != _normalised(sql):
+            raise FileError(f"store {quote(path)}: its {kind} {name!r} is not the one this tool writes "
+                            f"(a store runs no SQL of its own)")
+    present = {(kind, name) for kind, name, _, _ in rows}
+    for kind, name in expected:
+        if (kind, name) not in present:
+            raise FileError(f"{quote(path)} is not a strategy store: it has no {kind} {name!r}")
+
+
 MAX_VALUE = 1 << 40  # the engine's INF: a value or bound above it is not one the search can have written
 MAX_TREE_BYTES = 64 << 20  # a stored subtree unpacks to at most this (the largest game's whole tree is ~10 MB)
 
@@ -81,28 +142,33 @@ class Store:
         # not always used by the thread that opened it (a lookahead reads it from the threads it runs in, so that a
         # Ctrl-C stops it): `_lock` keeps them one at a time
         try:
-            self.con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            try:
-                self.con.execute("PRAGMA journal_mode=WAL")
-                self.con.execute("PRAGMA synchronous=NORMAL")
-                if fresh:
-                    self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
-                    self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
-                self._check()
-            except BaseException:
-                self.con.close()  # no journal files left beside a file it refuses
-                raise
+            self.con, self._heard = connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         except sqlite3.DatabaseError as e:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
+        try:
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
+            if fresh:
+                self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
+                self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
+            self._check()
+        except BaseException as e:
+            self.con.close()  # no journal files left beside a file it refuses
+            if isinstance(e, sqlite3.DatabaseError):
+                self._heard.raise_heard()
+                raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
+            raise
         self._pending: list[tuple] = []
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()  # the threads of one lookahead bound share the store
 
     def _check(self) -> None:
         try:
+            check_schema(self.con, self.path)
             meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
             self.con.execute("SELECT count(*) FROM results").fetchone()
         except sqlite3.DatabaseError as e:
+            self._heard.raise_heard()
             raise FileError(f"store {quote(self.path)} is damaged or not a store: {e}") from None
         if meta.get("format") != STORE_FORMAT:
             raise FileError(f"{quote(self.path)} is not a strategy store")
@@ -111,9 +177,20 @@ class Store:
                 raise FileError(f"store {quote(self.path)} is for {field} {meta.get(field)!r}, "
                                 f"not {self.identity[field]!r}: use another file")
 
+    @contextlib.contextmanager
+    def _statements(self):
+        """SQL run in the block: a statement a signal stopped raises that signal's interruption, not SQLite's
+        "interrupted"."""
+        try:
+            yield
+        except sqlite3.OperationalError:
+            self._heard.raise_heard()
+            raise
+
     def __len__(self) -> int:
         self.commit()  # what is pending counts too
-        return self.con.execute("SELECT count(*) FROM results").fetchone()[0]
+        with self._statements():
+            return self.con.execute("SELECT count(*) FROM results").fetchone()[0]
 
     def count(self, exact: bool | None = None) -> int:
         if exact is None:
@@ -121,7 +198,8 @@ class Store:
         self.commit()
         # an exact value comes with its tree; a lookahead's final bound (exact = 1 too) has none
         sql = "exact = 1 AND tree IS NOT NULL" if exact else "NOT (exact = 1 AND tree IS NOT NULL)"
-        return self.con.execute(f"SELECT count(*) FROM results WHERE {sql}").fetchone()[0]
+        with self._statements():
+            return self.con.execute(f"SELECT count(*) FROM results WHERE {sql}").fetchone()[0]
 
     def get(self, key: str) -> Stored | None:
         """The result stored for `key`, its fields checked for type and range (FileError naming the row when one is
@@ -131,7 +209,9 @@ class Store:
             for pending in reversed(self._pending):
                 if pending[0] == key:
                     return Stored(pending[3], bool(pending[4]), _unpack(pending[5]), pending[6])
-            row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)).fetchone()
+            with self._statements():
+                row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?",
+                                       (key,)).fetchone()
         if row is None:
             return None
         value, exact, blob, seconds = row
@@ -165,8 +245,9 @@ class Store:
         or a bound), in one range scan of the keys rather than a lookup per question."""
         prefix = f"{key}/"
         with self._lock:
-            rows = self.con.execute("SELECT key, value FROM results WHERE key > ? AND key < ?",
-                                    (prefix, f"{key}0")).fetchall()  # '0' follows '/'
+            with self._statements():
+                rows = self.con.execute("SELECT key, value FROM results WHERE key > ? AND key < ?",
+                                        (prefix, f"{key}0")).fetchall()  # '0' follows '/'
             pending = [(row[0], row[3]) for row in self._pending if row[0].startswith(prefix)]
         out: dict[int, int] = {}
         for name, value in rows + pending:
@@ -203,7 +284,8 @@ class Store:
                     raise
             except sqlite3.Error as e:
                 # a full disk: the solve stops as on Ctrl-C; what was pending is dropped, so that close() does not
-                # fail on it again
+                # fail on it again (a signal heard inside SQLite is raised as itself, the batch kept for close())
+                self._heard.raise_heard()
                 self._pending.clear()
                 raise FileError(f"store {quote(self.path)} cannot be written: {e}") from None
             self._pending.clear()
@@ -232,6 +314,7 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
     def copy(con: sqlite3.Connection) -> int:
         for name, path in attached.items():
             con.execute(f"ATTACH DATABASE ? AS {name}", (os.fspath(path),))
+            check_schema(con, path, name)
         con.execute("BEGIN")
         con.execute("INSERT INTO meta SELECT * FROM source.meta")
         kept = con.execute("INSERT INTO results SELECT * FROM source.results s WHERE (s.exact = 1 OR s.seconds >= ? "
@@ -264,6 +347,7 @@ def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> in
             if not os.path.isfile(source):
                 raise FileError(f"store {quote(os.fspath(source))} does not exist")
             con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
+            check_schema(con, source, "source")
             con.execute("BEGIN")
             meta = sorted(con.execute("SELECT key, value FROM source.meta").fetchall())
             if i == 0:
@@ -287,7 +371,7 @@ def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection],
     part = f"{os.fspath(target)}.tmp"
     if os.path.exists(part):
         os.unlink(part)
-    con = sqlite3.connect(part, isolation_level=None)
+    con, heard = connect(part, isolation_level=None)
     try:
         con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
         count = fill(con)
@@ -296,6 +380,7 @@ def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection],
         con.close()
         os.unlink(part)
         if isinstance(e, sqlite3.DatabaseError):
+            heard.raise_heard()
             raise FileError(f"store {quote(os.fspath(source))} cannot be copied: {e}") from None
         raise
     con.close()
@@ -304,14 +389,18 @@ def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection],
 
 
 def _unpack(blob: bytes | None) -> dict | None:
-    """A stored subtree, unpacked to at most MAX_TREE_BYTES (a row that would unpack to more is refused, not read
-    into memory)."""
+    """A stored subtree, unpacked to at most MAX_TREE_BYTES, and to at most what a file of its size may unpack to
+    (`files.unpack_limit`: memory follows the bytes read); a row that would unpack to more is refused, not read
+    into memory."""
     if blob is None:
         return None
+    limit = unpack_limit(len(blob), MAX_TREE_BYTES)
     inflate = zlib.decompressobj()
-    text = inflate.decompress(blob, MAX_TREE_BYTES + 1)
-    if len(text) > MAX_TREE_BYTES or inflate.unconsumed_tail:
-        raise ValueError(f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB")
+    text = inflate.decompress(blob, limit + 1)
+    if len(text) > limit or inflate.unconsumed_tail:
+        raise ValueError(f"it unpacks to more than {limit / 2**20:.1f} MB, {MAX_UNPACK_RATIO} times its "
+                         f"{len(blob):,} bytes" if limit < MAX_TREE_BYTES else
+                         f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB")
     if not inflate.eof:
         raise ValueError("it is cut short")
     return orjson.loads(text)

@@ -1,6 +1,7 @@
 """Compare two trees of the same game: figures side by side and the first node where they differ."""
 from __future__ import annotations
 
+from ..files import printable
 from .format import TreeDoc, TreeError, path_text
 from .verify import Stats, verify
 
@@ -39,7 +40,9 @@ def compare_json(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) ->
 
 
 def compare(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) -> str:
+    """The comparison as text for a terminal (the names and objectives escaped)."""
     sa, sb = _verified_pair(a, b)
+    names = (printable(names[0]), printable(names[1]))
     width = max(len(names[0]), len(names[1]), 8)
     lines = [f"game {a.game.spec}", f"{'':12}{names[0]:>{width}}  {names[1]:>{width}}  difference"]
 
@@ -47,7 +50,7 @@ def compare(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) -> str:
         d = f"{y - x:+}" if diff and isinstance(x, int) else ""
         lines.append(f"{label:12}{str(x):>{width}}  {str(y):>{width}}  {d}")
 
-    row("objective", a.objective, b.objective, diff=False)
+    row("objective", printable(a.objective), printable(b.objective), diff=False)
     row("total", sa.total, sb.total)
     row("average", f"{sa.average:.4f}", f"{sb.average:.4f}", diff=False)
     row("worst", sa.worst, sb.worst)

@@ -4,7 +4,8 @@ Standard library and orjson only (the player loads trees). A node is a plain
 dict `{"guess": "0123", "next": {"0,1": node, ...}}`; a leaf has no `next`.
 Loading validates the structure against the game and names the offending path. The loader
 is at least as strict as the JSON Schema (`tree.schema.json`): integers are JSON integers
-(not `true`, not `1.0`), codes and answers are written exactly, and no key appears twice.
+(not `true`, not `1.0`), codes and answers are written exactly, the generator record's fields have
+their types (`"consistent_only": "no"` is not true), and no key appears twice.
 """
 from __future__ import annotations
 
@@ -86,45 +87,81 @@ def _is_int(x: object) -> bool:
     return type(x) is int  # bool and float are not integers in this format
 
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+def _strings_in_text(data: bytes) -> int:
+    """Number of strings written in a valid JSON text: its quotes less the escaped ones, halved. Outside strings
+    valid JSON has no backslash, and inside one a run of backslashes pairs off from its left, so removing the
+    pairs, then the escaped quotes, leaves the quotes that open and close strings. Two copies of the text at most
+    (a regular expression over a long string took about 120 bytes of memory per byte)."""
+    return data.replace(b"\\\\", b"").replace(b'\\"', b"").count(b'"') // 2
 
 
-def _pairs_in_text(data: bytes) -> int:
-    """Number of object members written in the JSON text (its colons outside strings)."""
-    return _STRING.sub(b"", data).count(b":")
-
-
-def _pairs_in_value(value: object) -> tuple[int, int]:
-    """Object members in a parsed value, and the colons inside its strings (keys and values)."""
-    stack, count, colons = [value], 0, 0
+def _strings_in_value(value: object) -> int:
+    """Number of strings in a parsed value: its object keys and its string values."""
+    stack, count = [value], 0
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
             count += len(v)
-            colons += sum(k.count(":") for k in v)
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
         elif isinstance(v, str):
-            colons += v.count(":")
-    return count, colons
+            count += 1
+    return count
 
 
-def _duplicate_key(raw: bytes, obj: dict, tree_members: int) -> bool:
-    """True when the text has more members than the parsed value: a key written twice in one object.
-
-    The tree's strings (codes and answers, checked already) have no colon, so without escapes in the text
-    its colons are the members plus the colons inside the other strings; with escapes (a colon may be
-    written as an escape) the strings are cut out of the text first."""
+def _duplicate_key(raw: bytes | bytearray, obj: dict, tree_strings: int) -> bool:
+    """True when the text has more strings than the parsed value: a key written twice in one object. The tree's
+    strings were counted as its structure was checked (`_check_structure`), so only the rest is walked here."""
     rest = {k: v for k, v in obj.items() if k != "tree"}
-    members, colons = _pairs_in_value(rest)
-    members += len(obj) - len(rest) + tree_members
-    if b"\\" in raw:
-        return _pairs_in_text(raw) != members
-    return raw.count(b":") - colons != members
+    return _strings_in_text(raw) != _strings_in_value(rest) + len(obj) - len(rest) + tree_strings
 
 
-def loads(data: bytes | str, game: Game | None = None, source: str = "tree") -> TreeDoc:
+
+
+# the generator record's fields and their types, as tree.schema.json gives them: (what it must be, test), an object
+# of typed fields (others may follow), or [items]
+Check = tuple
+STRING: Check = ("a string", lambda v: isinstance(v, str))
+BOOLEAN: Check = ("true or false", lambda v: isinstance(v, bool))
+NATURAL: Check = ("a non-negative integer", lambda v: _is_int(v) and v >= 0)
+POSITIVE: Check = ("a positive integer", lambda v: _is_int(v) and v >= 1)
+OBJECT: Check = ("an object", lambda v: isinstance(v, dict))
+SHARE: Check = ("a number from 0 to 1", lambda v: type(v) in (int, float) and 0 <= v <= 1)
+SHA256: Check = ("64 lowercase hexadecimal digits", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v))
+RELIES_ON = [{"file": STRING, "sha256": SHA256, "required": ("file", "sha256")}]
+PROVEN = {"total": NATURAL, "worst": NATURAL, "max_depth": POSITIVE, "fewest_at_worst": NATURAL, "feasible": BOOLEAN,
+          "within": POSITIVE, "found": NATURAL, "missed": NATURAL, "rule": STRING,
+          "seat": ("a string or null", lambda v: v is None or isinstance(v, str)),
+          "against_depth_counts": [NATURAL], "cost": NATURAL, "score": STRING, "relies_on": RELIES_ON}
+GENERATOR = {"tool": STRING, "strategy": STRING, "engine": STRING, "consistent_only": BOOLEAN, "first": STRING,
+             "seed": NATURAL, "pilot": {"width": POSITIVE, "above": POSITIVE, "rollouts": NATURAL},
+             "proven": PROVEN, "proven_so_far": PROVEN, "proven_optimal": BOOLEAN, "lower_bound": NATURAL,
+             "objective_of_the_search": STRING, "bound_of": STRING, "progress": SHARE, "relies_on": RELIES_ON,
+             "run": OBJECT, "exact_endgame": OBJECT, "improved_from": STRING}
+
+
+def _check_typed(value: object, check: Check | dict | list, where: str, source: str) -> None:
+    """A generator field against its type (the message names the field, never its value)."""
+    if isinstance(check, dict):
+        if not isinstance(value, dict):
+            raise TreeError(f"{source}: '{where}' must be an object")
+        for key in check.get("required", ()):
+            if key not in value:
+                raise TreeError(f"{source}: '{where}' needs {key!r}")
+        for key, inner in check.items():
+            if key != "required" and key in value:
+                _check_typed(value[key], inner, f"{where}.{key}", source)
+    elif isinstance(check, list):
+        if not isinstance(value, list):
+            raise TreeError(f"{source}: '{where}' must be a list")
+        for i, item in enumerate(value):
+            _check_typed(item, check[0], f"{where}[{i}]", source)
+    elif not check[1](value):
+        raise TreeError(f"{source}: '{where}' must be {check[0]}")
+
+
+def loads(data: bytes | bytearray | str, game: Game | None = None, source: str = "tree") -> TreeDoc:
     """Parse tree JSON; if `game` is given the tree must be for that game."""
     raw = data.encode() if isinstance(data, str) else data
     try:
@@ -152,13 +189,12 @@ def loads(data: bytes | str, game: Game | None = None, source: str = "tree") -> 
         raise TreeError(f"{source}: tree is for {tree_game.spec}, not {game.spec}")
     if not isinstance(obj["objective"], str):
         raise TreeError(f"{source}: 'objective' must be a string")
-    if not isinstance(obj["generator"], dict):
-        raise TreeError(f"{source}: 'generator' must be an object")
+    _check_typed(obj["generator"], GENERATOR, "generator", source)
     stats = obj.get("stats")
     if "stats" in obj:
         _check_stats(stats, source)
-    tree_members = _check_structure(obj["tree"], tree_game, source)
-    if _duplicate_key(raw, obj, tree_members):
+    tree_strings = _check_structure(obj["tree"], tree_game, source)
+    if _duplicate_key(raw, obj, tree_strings):
         raise TreeError(f"{source}: a key appears twice in one object")
     return TreeDoc(tree_game, obj["tree"], obj["objective"], obj["generator"], stats)
 
@@ -181,13 +217,13 @@ def path_text(path: list[tuple[str, str]]) -> str:
 
 def _check_structure(root: object, game: Game, source: str) -> int:
     """Check every node against the game (one line naming the path of the first problem); the number of
-    object members in the tree. One pass with no per-node allocation beyond the stack: 30,000-code trees
-    are read in a few hundredths of a second."""
+    strings in the tree (its keys and guesses, for `_duplicate_key`). One pass with no per-node allocation beyond
+    the stack: 30,000-code trees are read in a few hundredths of a second."""
     answers = frozenset(game.format_answer(a) for a in game.answers())
     win = game.format_answer(game.win)
     node_keys = frozenset(("guess", "next"))
     guesses: set = set()
-    members = 0
+    strings = 0
     stack: list = [root]
     while stack:
         node = stack.pop()
@@ -197,7 +233,7 @@ def _check_structure(root: object, game: Game, source: str) -> int:
         if type(guess) is not str:
             _bad_node(root, node, game, source)
         guesses.add(guess)
-        members += len(node)
+        strings += len(node) + 1  # its keys and its guess
         nxt = node.get("next")
         if nxt is None:
             if "next" in node:
@@ -205,10 +241,10 @@ def _check_structure(root: object, game: Game, source: str) -> int:
             continue
         if type(nxt) is not dict or not nxt or not nxt.keys() <= answers or win in nxt:
             _bad_node(root, node, game, source)
-        members += len(nxt)
+        strings += len(nxt)
         stack.extend(nxt.values())
     _check_guesses(root, guesses, game, source)
-    return members
+    return strings
 
 
 def _check_guesses(root: Node, guesses: set, game: Game, source: str) -> None:

@@ -475,7 +475,9 @@ def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
     proc.send_signal(signal.SIGINT)
     start = time.perf_counter()
     _, err = proc.communicate(timeout=30)
-    assert time.perf_counter() - start < 3, "the compiled search did not stop"
+    # the search stops within a tenth of a second; the wind-up (the best tree found, greedy below the root) takes a
+    # second on an idle machine, several under a load of 8: what this catches is a search that runs on for minutes
+    assert time.perf_counter() - start < 20, "the compiled search did not stop"
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
 
 

@@ -108,7 +108,7 @@ def tampered(solved_store: Path, tmp_path: Path, sql: str, *params) -> str:
     path = tmp_path / "s.db"
     path.write_bytes(solved_store.read_bytes())
     with sqlite3.connect(path) as con:
-        if "NULL" in sql:  # a store made by hand need not keep the schema's constraints
+        if "= NULL" in sql:  # NOT NULL keeps them out: only a table of its own holds them, and that is refused
             con.executescript("CREATE TABLE loose AS SELECT * FROM results; DROP TABLE results;"
                               "ALTER TABLE loose RENAME TO results;")
         con.execute(sql, params)
@@ -119,8 +119,8 @@ HEAVIEST = "(SELECT key FROM results WHERE exact = 1 AND tree IS NOT NULL ORDER 
 TAMPERING = {
     "exact values raised by 100": ("UPDATE results SET value = value + 100 WHERE exact = 1", "is not its subtree's cost"),
     "a value as text": (f"UPDATE results SET value = 'many' WHERE key = {HEAVIEST}", "value is str"),
-    "a NULL value": (f"UPDATE results SET value = NULL WHERE key = {HEAVIEST}", "value is NoneType"),
-    "NULL seconds": (f"UPDATE results SET seconds = NULL WHERE key = {HEAVIEST}", "seconds is NoneType"),
+    "a NULL value": (f"UPDATE results SET value = NULL WHERE key = {HEAVIEST}", "is not the one this tool writes"),
+    "NULL seconds": (f"UPDATE results SET seconds = NULL WHERE key = {HEAVIEST}", "is not the one this tool writes"),
     "a value of 2^62": (f"UPDATE results SET value = 4611686018427387904 WHERE key = {HEAVIEST}", "value is int"),
     "a negative value": (f"UPDATE results SET value = -5 WHERE key = {HEAVIEST}", "value is int"),
     "exact as 7": (f"UPDATE results SET exact = 7 WHERE key = {HEAVIEST}", "exact is int 7"),
@@ -128,8 +128,11 @@ TAMPERING = {
                                    zlib.compress(b"[1, 2, 3]")),
     "a subtree that is not zlib": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "cannot be read",
                                    b"not zlib at all"),
-    "a subtree that unpacks to 100 MB": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "more than 64 MB",
+    "a subtree that unpacks to 100 MB": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "unpacks to more than",
                                        zlib.compress(b" " * (100 << 20), 9)),
+    "a subtree that unpacks a thousandfold": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+                                              "64 times its", zlib.compress(b'{"guess": "0011", "x": [' +
+                                                                            b"[], " * (2 << 20) + b"[]]}", 9)),
     "a subtree that misses secrets": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "not a tree of the",
                                       zlib.compress(b'{"guess": "0011"}')),
     "a subtree as text": (f"UPDATE results SET tree = 'x' WHERE key = {HEAVIEST}", "its tree is str"),
@@ -147,7 +150,8 @@ def test_a_tampered_store_row_is_refused_in_one_line(tmp_path, solved_store, cas
     r = run_cli(command, "--game", "mastermind:4x6", "--store", path, *extra)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    assert lines[-1].startswith(f"strategy: error: store {path!r}, row '") and expect in lines[-1], lines[-1]
+    where = ": its table 'results'" if "= NULL" in sql else ", row '"  # a table of its own is refused whole
+    assert lines[-1].startswith(f"strategy: error: store {path!r}{where}") and expect in lines[-1], lines[-1]
     assert "proved" not in r.stderr and "at least" not in r.stdout and not (tmp_path / "t.json").exists()
 
 
