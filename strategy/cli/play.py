@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from typing import Sequence
 
-from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, parse_game
+from ..files import FileError
+from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
+from ..tree.format import TreeError
 from .options import (
     MAX_GAMES,
     MAX_SEED,
@@ -22,11 +25,62 @@ from .options import (
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
 
+class LiveGame(str):
+    """play's TREE argument when it is a game no shipped tree names (`bulls:10x10`): that game, played live."""
+
+
+def play_tree_argument(text: str) -> str:
+    """An argparse type: what play's TREE stands for: a tree file (as `tree_argument`), or a game that no shipped
+    tree names, to play live (`LiveGame`)."""
+    try:
+        return tree_argument(text)
+    except argparse.ArgumentTypeError:
+        if ":" not in text or "/" in text:
+            raise
+    try:
+        return LiveGame(parse_game(text, MAX_LIVE_CODES).spec)
+    except GameError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def protocol_requested(argv: Sequence[str]) -> bool:
+    """Whether a command line, even one argparse refuses, is `play ... --protocol` (or an abbreviation of it)."""
+    if not argv or argv[0] != "play":
+        return False
+    options = list(argv[1:])
+    options = options[:options.index("--")] if "--" in options else options
+    return any(len(a) >= 3 and "--protocol".startswith(a) for a in options)
+
+
+def failed_to_start(message: str) -> None:
+    """Tell a program that the player could not start, in the protocol (the line on standard error is told too)."""
+    from ..play import session
+    from ..play.channels import JsonChannel
+
+    session.failed_to_start(JsonChannel(), message)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
+    try:
+        play = _prepare(args)
+    except (GameError, TreeError, FileError, CommandError) as e:
+        if args.protocol:
+            failed_to_start(str(e))
+        raise
+    return play()
+
+
+def _prepare(args: argparse.Namespace):
+    """Everything play does before the first game: the options checked, the game and the tree read; the rest as a
+    function to call."""
     from ..play import session
     from ..play.channels import JsonChannel, TextChannel
     from ..play.walker import Walker
 
+    if isinstance(args.tree, LiveGame):  # a game that no shipped tree names: live play, as with --game
+        if args.game is not None and parse_game(args.game, MAX_LIVE_CODES).spec != args.tree:
+            raise CommandError(f"TREE names the game {args.tree} and --game {args.game[:40]!r} another")
+        args.game, args.tree = str(args.tree), None
     modes = [m for m in PLAY_MODES if getattr(args, m)]
     if len(modes) > 1:
         raise CommandError(f"choose one mode: --{modes[0].replace('_', '-')} and --{modes[1].replace('_', '-')} exclude each other")
@@ -45,7 +99,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                            f"up to {MAX_TABLE_CODES:,} codes")
     secret = game.parse_code(args.secret) if args.secret else None
     if mode == "self_test":
-        return _self_test(game, args)
+        return lambda: _self_test(game, args)
     tree_name = args.tree
     if walker is None and mode != "defence":
         from ..play.live import live_walker, shipped_tree
@@ -53,8 +107,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         walker = live_walker(game, args.seed or 0)  # the shipped tree's questions while on it, then live
         tree_name = shipped_tree(game).name if walker.tree is not None else None
     if mode == "all":
-        return _play_all(walker, args) if args.tree else _play_live_all(walker, args)
-    channel = JsonChannel() if args.protocol else TextChannel(game)
+        return lambda: _play_all(walker, args) if args.tree else _play_live_all(walker, args)
+    channel = session.Games(JsonChannel(), game) if args.protocol else TextChannel(game)
     rng = random.Random(args.seed)
 
     def drawn() -> tuple[int, ...]:  # what rng.choice(game.codes()) draws, without listing the codes
@@ -68,8 +122,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     else:
         def play(code): return session.offence(walker, channel, code, args.noise, tree=tree_name)
     if args.protocol:  # programs may play many games in one process
-        return session.serve(channel, game, play, secret)
-    return play(secret)
+        return lambda: session.serve(channel, play, secret)
+    return lambda: play(secret)
 
 
 def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
@@ -101,7 +155,9 @@ def _play_all(walker, args: argparse.Namespace) -> int:
 
     stats = verify(walker.doc)
     if args.json:
-        print_json({"tree": args.tree, "game": walker.game.spec, "objective": walker.doc.objective,
+        from ..tree.shipped import label
+
+        print_json({"tree": label(args.tree), "game": walker.game.spec, "objective": walker.doc.objective,
                      "stats": stats_json(stats)})
     else:
         print(f"{walker.game.spec}: every secret played through the tree")
@@ -158,11 +214,13 @@ def add_commands(sub) -> None:
     p = command(sub, "play", "play from a stored tree, or live: offence, auto, defence, race",
                 "Play a game with a person or a program. Offence: I ask from the tree, you answer. With --secret: "
                 "I answer for that secret too. --defence: I hold a secret, you ask. --race: we both ask in turn. "
-                "--protocol: one JSON object per line for programs (see the README). Without a TREE (--game G), "
-                "live play: each question is chosen at play time (the shipped tree's while on it, an exact search "
+                "--protocol: one JSON object per line for programs (see docs/protocol.md). Without a TREE (--game G, "
+                "or a game as TREE that no shipped tree names: play bulls:10x10), live play: each question is chosen at play time (the shipped tree's while on it, an exact search "
                 "once the secrets are few, else entropy over a seeded sample), on games of up to "
                 f"{MAX_LIVE_CODES:,} codes.", cmd_play, epilog=PLAY_EPILOG)
-    p.add_argument("tree", type=tree_argument, metavar="TREE", nargs="?", help=TREE_HELP + "; none: live play")
+    p.add_argument("tree", type=play_tree_argument, metavar="TREE", nargs="?",
+                   help=TREE_HELP + "; a game no shipped tree names (bulls:10x10) plays live, as --game does; "
+                   "none: live play of --game")
     p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
     p.add_argument("--all", action="store_true", help="play every secret and print the distribution (without a TREE: "
                    "games of up to 10,000 codes, or --sample N)")
