@@ -76,6 +76,7 @@ def _prepare(args: argparse.Namespace):
     from ..play import session
     from ..play.channels import JsonChannel, TextChannel
     from ..play.walker import Walker
+    from ..tree.shipped import label
 
     if isinstance(args.tree, LiveGame):  # a game that no shipped tree names: live play, as with --game
         if args.game is not None and parse_game(args.game, MAX_LIVE_CODES).spec != args.tree:
@@ -100,12 +101,13 @@ def _prepare(args: argparse.Namespace):
     secret = game.parse_code(args.secret) if args.secret else None
     if mode == "self_test":
         return lambda: _self_test(game, args)
-    tree_name = args.tree
+    tree_name = label(args.tree) if args.tree else None
     if walker is None and mode != "defence":
         from ..play.live import live_walker, shipped_tree
 
         walker = live_walker(game, args.seed or 0)  # the shipped tree's questions while on it, then live
-        tree_name = shipped_tree(game).name if walker.tree is not None else None
+        found = shipped_tree(game)
+        tree_name = label(str(found)) if walker.tree is not None and found is not None else None
     if mode == "all":
         return lambda: _play_all(walker, args) if args.tree else _play_live_all(walker, args)
     channel = session.Games(JsonChannel(), game) if args.protocol else TextChannel(game)

@@ -71,6 +71,14 @@ def find(argument: str) -> str:
     return str(path)
 
 
+def label(path: str) -> str:
+    """How a tree file is named to the user: a shipped tree by its name, any other file by the path as given."""
+    where = Path(path)
+    if where.parent.resolve() == SHIPPED.resolve() and where.name.endswith(SUFFIXES):
+        return where.name.removesuffix(".gz").removesuffix(".json")
+    return path
+
+
 @dataclass(frozen=True)
 class Listed:
     """A shipped tree as `strategy trees` lists it: what its file's record says."""

@@ -224,8 +224,8 @@ def signatures():
     return {(m.__name__, name): len(f.signatures) for m in (exact, greedy, noisy, symmetry, table)
             for name, f in vars(m).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
 
-part = sys.argv[1]
-warmup.warm_up(part)
+for part in sys.argv[1].split(","):
+    warmup.warm_up(part)
 before = signatures()
 from strategy.cli import main
 main(sys.argv[2:])
@@ -238,7 +238,7 @@ print(sorted(f"{m}.{n}" for (m, n), k in after.items() if k > before.get((m, n),
 @pytest.mark.parametrize("part,command", [
     ("search", ["solve", "--game", "mastermind:3x5", "--objective", "worst-then-fewest", "--store", "{tmp}/s.db",
                 "--quiet", "-o", "{tmp}/t.json"]),
-    ("search", ["build", "--game", "bulls:4x7", "--strategy", "entropy", "--exact-below", "200", "--quiet",
+    ("builder,search", ["build", "--game", "bulls:4x7", "--strategy", "entropy", "--exact-below", "200", "--quiet",
                 "-o", "{tmp}/b.json"]),
     ("builder", ["build", "--game", "mastermind:4x5", "--strategy", "minimax", "--pilot", "2", "--quiet",
                  "-o", "{tmp}/p.json"]),
