@@ -110,7 +110,8 @@ def _prepare(args: argparse.Namespace):
         tree_name = label(str(found)) if walker.tree is not None and found is not None else None
     if mode == "all":
         return lambda: _play_all(walker, args) if args.tree else _play_live_all(walker, args)
-    channel = session.Games(JsonChannel(), game) if args.protocol else TextChannel(game)
+    games = session.Games(JsonChannel(), game) if args.protocol else None  # programs may play many games
+    channel = games or TextChannel(game)
     rng = random.Random(args.seed)
 
     def drawn() -> tuple[int, ...]:  # what rng.choice(game.codes()) draws, without listing the codes
@@ -123,8 +124,8 @@ def _prepare(args: argparse.Namespace):
                                             model=args.opponent or "tree")
     else:
         def play(code): return session.offence(walker, channel, code, args.noise, tree=tree_name)
-    if args.protocol:  # programs may play many games in one process
-        return lambda: session.serve(channel, play, secret)
+    if games is not None:
+        return lambda: session.serve(games, play, secret)
     return lambda: play(secret)
 
 

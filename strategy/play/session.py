@@ -361,8 +361,8 @@ class Games:
     def read(self) -> str | None:
         while True:
             line = self.channel.read()
-            words = (line or "").split()
-            if not words or words[0].lower() != "new":
+            words = line.split() if line is not None else []
+            if line is None or not words or words[0].lower() != "new":
                 return line
             try:
                 if len(words) > 2:

@@ -10,7 +10,7 @@ import pytest
 from strategy.play import session
 from strategy.play.channels import JsonChannel, TextChannel, remain
 from strategy.play.walker import Walker
-from strategy.protocol import EXIT_BAD_INPUT, EXIT_CONTRADICTION, EXIT_EOF, EXIT_QUIT, EXIT_SOLVED
+from strategy.protocol import EXIT_BAD_INPUT, EXIT_CONTRADICTION, EXIT_QUIT, EXIT_SOLVED
 from strategy.rules import feedback, parse_game
 
 from ..conftest import TREES
