@@ -28,10 +28,34 @@ EXIT_BAD_INPUT = 2  # bad options or files, a tree that does not cover the answe
 EXIT_QUIT = 3
 EXIT_EOF = 4
 EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradicted each other
+# The `code` of every `refused` and `error` event (and of an `end` that carries a message): what went wrong, for
+# programs; the free-text `reason` or `message` beside it is for people and may change between versions.
+CODES = {
+    "bad_answer": "an answer that cannot be read (a word it does not know, a sign, a decimal point, an ambiguous "
+                  "notation), or that no secret gives in this game",
+    "bad_code": "a code that is not one of this game's: a question, or the secret of `new`",
+    "bad_command": "a command written wrongly: `correct NUMBER ANSWER`, `noisy [Q]` with Q in [0, 1)",
+    "no_such_answer": "`correct` or a repair names an answer number that was not given",
+    "unavailable": "a command that does not apply now: `undo` with nothing to undo, `undo` or `noisy` in a race, "
+                   "`noisy` twice, or on a game too large for its table",
+    "contradiction": "refused: the answers contradict each other, and only a repair is taken; error: in "
+                     "noisy-answer mode with noise 0, no secret agrees with the answers (exit 5)",
+    "game_over": "the game is over: only `new [SECRET]` or `quit` is taken",
+    "tree_gap": "the tree has no question for the answers given (exit 2)",
+    "bad_input_encoding": "an input line that is not a line of text: invalid UTF-8, a control character, or more "
+                          "than 65,536 bytes (exit 2)",
+    "startup": "the player could not start: a bad option, a missing or invalid tree (exit 2; no `ready`)",
+    "internal": "the player broke its own rules: a bug to report (exit 2)",
+}
 
 
 class ProtocolError(Exception):
-    """The player process broke the protocol (or ended) where an event was expected."""
+    """The player process broke the protocol (or ended) where an event was expected; `code` is the `error`
+    event's code when the player said why (`startup` when it could not start)."""
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -68,7 +92,12 @@ class Player:
             [python, "-m", "strategy", "play", *self.args, "--protocol"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, bufsize=1, env=env if env is not None else dict(os.environ))
         self.log: list[Event] = []  # every event read, in order
-        self.ready = self.next("ready")
+        first = self.read()
+        if first.kind == "error":  # it could not start: the error, an end, and the exit
+            self.close()
+            raise ProtocolError(f"the player could not start (status {self.process.returncode}): {first.message}",
+                                first.fields.get("code"))
+        self.ready = first if first.kind == "ready" else self.next("ready")
         if self.ready.protocol != PROTOCOL_VERSION:
             raise ProtocolError(f"the player speaks protocol {self.ready.protocol}, this client {PROTOCOL_VERSION}")
 
@@ -87,8 +116,8 @@ class Player:
     def read(self) -> Event:
         """The next event; ProtocolError if the process ended instead."""
         line = self.process.stdout.readline()
-        if not line:
-            err = self.process.stderr.read() if self.process.poll() is not None else ""
+        if not line:  # the player ended: its standard error, read to its end, says why
+            err = self.process.stderr.read() if not self.process.stderr.closed else ""
             raise ProtocolError(f"the player ended (status {self.process.wait()}): {err.strip()[:300]}")
         event = Event.parse(line)
         self.log.append(event)
@@ -141,22 +170,28 @@ class Player:
         return self.send("new" if secret is None else f"new {secret}")
 
     def quit(self) -> int:
-        """Quit and return the exit status."""
-        self.process.stdin.write("quit\n")
-        self.process.stdin.flush()
+        """Quit and return the exit status (that of the game's end if the player has already exited)."""
+        if not self.process.stdin.closed:
+            try:
+                self.process.stdin.write("quit\n")
+                self.process.stdin.flush()
+            except BrokenPipeError:
+                pass
         return self.close()
 
     def close(self) -> int:
-        """End the input (the player exits with the status of its last game) and wait for it."""
+        """End the input (the player exits with the status of its last game) and wait for it; again, after a
+        `quit` or an earlier close, only the status."""
         if self.process.stdin and not self.process.stdin.closed:
             try:
                 self.process.stdin.close()
             except BrokenPipeError:
                 pass
-        for line in self.process.stdout:  # the remaining events (an `end`, perhaps)
-            self.log.append(Event.parse(line))
-        self.process.stdout.close()
-        self.process.stderr.close()
+        if not self.process.stdout.closed:
+            for line in self.process.stdout:  # the remaining events (an `end`, perhaps)
+                self.log.append(Event.parse(line))
+            self.process.stdout.close()
+            self.process.stderr.close()
         return self.process.wait()
 
     @property

@@ -289,6 +289,8 @@ _BLOWS = {"blow", "blows", "cow", "cows", "c", "white", "whites", "w", "bite", "
 _B_MEANS = {"h": "blows", "hit": "blows", "hits": "blows", "a": "blows",
             "c": "hits", "cow": "hits", "cows": "hits", "w": "hits", "white": "hits", "whites": "hits"}
 _TOKEN = re.compile(r"[0-9]+|[a-z]+|[^\s,;:=/._-]")  # numbers, words, and any stray character
+_SIGNED = re.compile(r"(?<![0-9])-[0-9]")  # -1,2 and 1H-2B: a minus sign, not a dash between two numbers (1-2)
+_DECIMAL = re.compile(r"[0-9]\.[0-9]")  # 1.0: a decimal point, not a full stop between two answers' parts
 MAX_ANSWER_TEXT = 60
 
 
@@ -301,6 +303,10 @@ def read_answer_text(text: str, length: int) -> Answer:
     tokens = _TOKEN.findall(raw)
     if not raw.isascii() or not all(tok.isalnum() for tok in tokens):
         raise GameError(f"cannot read answer {shown!r}: type hits and blows, e.g. 1,2")
+    if _SIGNED.search(raw):
+        raise GameError(f"cannot read answer {shown!r}: hits and blows are never negative")
+    if _DECIMAL.search(raw):
+        raise GameError(f"cannot read answer {shown!r}: hits and blows are whole numbers, e.g. 1,0")
     numbers = [tok for tok in tokens if tok.isdigit()]
     words = [tok for tok in tokens if not tok.isdigit()]
     if any(len(n) > 3 for n in numbers):

@@ -273,6 +273,8 @@ def json_type(schema: dict) -> str:
         return "one of " + ", ".join(f"`{orjson.dumps(v).decode()}`" for v in schema["enum"])
     if "oneOf" in schema:
         return " or ".join(json_type(s) for s in schema["oneOf"])
+    if schema.get("type") == "object" and "properties" in schema:
+        return "{" + ", ".join(schema["properties"]) + "}"
     kinds = schema.get("type")
     text = " or ".join(kinds) if isinstance(kinds, list) else str(kinds)
     if schema.get("pattern") == CODE_PATTERN:
@@ -299,17 +301,30 @@ def block_protocol_events() -> str:
     path = schema_path("protocol.schema.json")
     schema = orjson.loads(path.read_bytes())
     out = [f"From `{path.relative_to(ROOT)}` ({schema['$id']}). Every field listed is always present unless marked "
-           "optional; no other field appears."]
+           "optional; no other field appears. A `code` is one of the [codes](#codes) below."]
     for ref in schema["oneOf"]:
         name = ref["$ref"].rsplit("/", 1)[1]
         event = schema["$defs"][name]
-        out += ["", f"### `{name}`", "", event["description"], "", "| field | type |", "|---|---|"]
+        out += ["", f"### `{name}`", "", event["description"], "", "| field | type | meaning |", "|---|---|---|"]
         for field, spec in event["properties"].items():
             if field == "event":
                 continue
             optional = "" if field in event.get("required", ()) else " (optional)"
-            out.append(f"| `{field}`{optional} | {json_type(spec)} |")
+            kind = "a code below" if spec.get("enum") == list(protocol.CODES) else json_type(spec)
+            out.append(f"| `{field}`{optional} | {kind} | {cell(spec.get('description', ''))} |")
     return "\n".join(out)
+
+
+def block_protocol_codes() -> str:
+    """The codes of refused, error and end events (strategy.protocol.CODES, their one home), checked against the
+    schema's enums."""
+    schema = orjson.loads(schema_path("protocol.schema.json").read_bytes())
+    for name in ("refused", "error", "end"):
+        if schema["$defs"][name]["properties"]["code"].get("enum") != list(protocol.CODES):
+            raise SystemExit(f"the protocol schema's codes of {name} and strategy.protocol.CODES differ")
+    rows = ["| code | meaning |", "|---|---|"]
+    rows += [f"| `{code}` | {cell(meaning)} |" for code, meaning in protocol.CODES.items()]
+    return "\n".join(rows)
 
 
 EXIT_MEANINGS = {  # the player's exit statuses (strategy.protocol, their one home), in words
@@ -457,6 +472,7 @@ BLOCKS = {
     "example-session": block_example_session,
     "protocol-events": block_protocol_events,
     "protocol-exits": block_protocol_exits,
+    "protocol-codes": block_protocol_codes,
     "protocol-session": block_protocol_session,
     "cli": block_cli,
     "layout": block_layout,

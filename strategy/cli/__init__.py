@@ -26,7 +26,8 @@ from ..interrupts import Interrupted, Terminated, signals_unwrapped, terminate_o
 from ..rules import GameError
 from ..tree.format import TreeError
 from . import build, export, inspect, play, solve
-from .options import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Parser, log, require_compiled_code
+from .options import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Parser, UsageError, log,
+                      require_compiled_code)
 
 FAMILIES = (build, solve, play, inspect, export)
 
@@ -84,10 +85,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     terminate_on_signals()
     try:
         parser = make_parser()
-        if not (sys.argv[1:] if argv is None else argv):  # the command alone: what it can do
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if not argv:  # the command alone: what it can do
             parser.print_help()
             return 0
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except UsageError as e:  # a program asked for the protocol: it hears why too
+            if play.protocol_requested(argv):
+                play.failed_to_start(e.message)
+            raise
         if args.compiled:
             require_compiled_code()
         with signals_unwrapped():

@@ -37,12 +37,14 @@ def cmd_html(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ..export.tables import export
+    from ..export.tables import export, sidecar
 
     check_output(args.output, "export", inputs=(args.tree,), regular=args.format == "sqlite")
+    beside = sidecar(args.output) if args.format == "csv" else None
+    check_output(beside, "export metadata", inputs=(args.tree,))
     doc, _ = load_checked(args.tree)
     n = export(doc, args.format, args.output, progress=not args.quiet)
-    log(f"{n} rows written to {quote(args.output)}")
+    log(f"{n} rows written to {quote(args.output)}" + (f" (game, objective and total in {quote(beside)})" if beside else ""))
     return 0
 
 
@@ -75,7 +77,8 @@ def add_commands(sub) -> None:
 
     p = command(sub, "export", "lookup table with one row per question node",
                 "Write a flat lookup table of a verified tree: one row per question node, keyed by the history "
-                "'probe:H,B;probe:H,B'.", cmd_export)
+                "'probe:H-B;probe:H-B'. The game, objective and total come with it: the first line of jsonl, the "
+                "metadata table of sqlite, and for csv a sidecar OUT.meta.json.", cmd_export)
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--format", required=True, choices=["csv", "jsonl", "sqlite"], help="csv, jsonl (one JSON object per row) or sqlite")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

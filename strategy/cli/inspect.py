@@ -6,17 +6,42 @@ import os
 
 from ..files import check_output, printable, quote
 from ..rules import parse_game
-from .options import TREE_HELP, CommandError, add_game, command, load_checked, log, print_json, tree_argument
+from ..tree.format import TreeError
+from .options import (
+    EXIT_FALSE_TREE,
+    TREE_HELP,
+    CommandError,
+    add_game,
+    command,
+    load_checked,
+    log,
+    print_json,
+    tree_argument,
+)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when the tree solves every secret as its file claims, 1 when it does not (with --json, what failed
+    as data), 2 when the file is not a tree of the game (also told as data with --json) or cannot be read."""
     from ..tree import format as tree
     from ..tree.report import distribution_table, stats_json
-    from ..tree.verify import verify
+    from ..tree.verify import VerifyError, verify
 
     game = parse_game(args.game) if args.game else None
-    doc = tree.load(args.tree, game)
-    stats = verify(doc)
+    try:
+        doc = tree.load(args.tree, game)
+    except TreeError as e:
+        if args.json:
+            print_json({"ok": False, "tree": args.tree, "failure": {"kind": "format", "message": str(e)}})
+        raise
+    try:
+        stats = verify(doc)
+    except VerifyError as e:
+        if args.json:
+            print_json({"ok": False, "tree": args.tree, "game": doc.game.spec, "objective": doc.objective,
+                        "failure": e.to_json()})
+        log(f"strategy: error: {quote(args.tree)} fails verification: {e}")
+        return EXIT_FALSE_TREE
     if args.json:
         print_json({"ok": True, "tree": args.tree, "game": doc.game.spec, "objective": doc.objective,
                      "stats": stats_json(stats)})
@@ -106,7 +131,9 @@ def add_commands(sub) -> None:
 
     p = command(sub, "verify", "walk every secret through a tree and check its stats",
                 "Walk every secret of the game through the tree with the game's own rules; check every branch is "
-                "reached and the stored figures are true.", cmd_verify)
+                "reached and the stored figures are true. Exit status 1 when the tree fails (a secret not found, a "
+                "branch never reached, a stored figure false; with --json, what failed as data), 2 when the file is "
+                "missing or not a tree of the game.", cmd_verify)
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     add_game(p, required=False)
     p.add_argument("--json", action="store_true", help="print the report as one JSON document")

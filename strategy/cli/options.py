@@ -15,6 +15,7 @@ from ..files import printable, quote
 from ..rules import MAX_TABLE_CODES
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
+EXIT_FALSE_TREE = 1  # verify: the tree does not solve its game as its file claims
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
@@ -31,14 +32,22 @@ class CommandError(Exception):
     """A failure to report as one line with exit status 2."""
 
 
+class UsageError(SystemExit):
+    """A command line argparse refused, already told on standard error; `message` is that line's text."""
+
+    def __init__(self, message: str):
+        super().__init__(EXIT_USAGE)
+        self.message = message
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (`strategy: error: ...`, exit 2); the tools under tools/ use it too, and their
     errors begin with the tool's name."""
 
     def error(self, message: str) -> NoReturn:
-        line = printable(message.splitlines()[0] if message else "")
-        print(f"{self.prog.split()[0]}: error: {line} (see {self.prog} --help)", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        line = f"{printable(message.splitlines()[0] if message else '')} (see {self.prog} --help)"
+        print(f"{self.prog.split()[0]}: error: {line}", file=sys.stderr)
+        raise UsageError(line)
 
 
 def command(sub, name: str, summary: str, description: str, func: Callable[[argparse.Namespace], int],

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from typing import Sequence
 
-from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, parse_game
+from ..files import FileError
+from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
+from ..tree.format import TreeError
 from .options import (
     MAX_GAMES,
     MAX_SEED,
@@ -23,12 +26,63 @@ from .options import (
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
 
+class LiveGame(str):
+    """play's TREE argument when it is a game no shipped tree names (`bulls:10x10`): that game, played live."""
+
+
+def play_tree_argument(text: str) -> str:
+    """An argparse type: what play's TREE stands for: a tree file (as `tree_argument`), or a game that no shipped
+    tree names, to play live (`LiveGame`)."""
+    try:
+        return tree_argument(text)
+    except argparse.ArgumentTypeError:
+        if ":" not in text or "/" in text:
+            raise
+    try:
+        return LiveGame(parse_game(text, MAX_LIVE_CODES).spec)
+    except GameError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def protocol_requested(argv: Sequence[str]) -> bool:
+    """Whether a command line, even one argparse refuses, is `play ... --protocol` (or an abbreviation of it)."""
+    if not argv or argv[0] != "play":
+        return False
+    options = list(argv[1:])
+    options = options[:options.index("--")] if "--" in options else options
+    return any(len(a) >= 3 and "--protocol".startswith(a) for a in options)
+
+
+def failed_to_start(message: str) -> None:
+    """Tell a program that the player could not start, in the protocol (the line on standard error is told too)."""
+    from ..play import session
+    from ..play.channels import JsonChannel
+
+    session.failed_to_start(JsonChannel(), message)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
+    try:
+        play = _prepare(args)
+    except (GameError, TreeError, FileError, CommandError) as e:
+        if args.protocol:
+            failed_to_start(str(e))
+        raise
+    return play()
+
+
+def _prepare(args: argparse.Namespace):
+    """Everything play does before the first game: the options checked, the game and the tree read; the rest as a
+    function to call."""
     from ..play import session
     from ..play.channels import JsonChannel, TextChannel
     from ..play.walker import Walker
     from ..tree.shipped import label
 
+    if isinstance(args.tree, LiveGame):  # a game that no shipped tree names: live play, as with --game
+        if args.game is not None and parse_game(args.game, MAX_LIVE_CODES).spec != args.tree:
+            raise CommandError(f"TREE names the game {args.tree} and --game {args.game[:40]!r} another")
+        args.game, args.tree = str(args.tree), None
     modes = [m for m in PLAY_MODES if getattr(args, m)]
     if len(modes) > 1:
         raise CommandError(f"choose one mode: --{modes[0].replace('_', '-')} and --{modes[1].replace('_', '-')} exclude each other")
@@ -47,7 +101,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                            f"up to {MAX_TABLE_CODES:,} codes")
     secret = game.parse_code(args.secret) if args.secret else None
     if mode == "self_test":
-        return _self_test(game, args)
+        return lambda: _self_test(game, args)
     tree_name = label(args.tree) if args.tree else None
     if walker is None and mode != "defence":
         from ..play.live import live_walker, shipped_tree
@@ -56,8 +110,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         found = shipped_tree(game)
         tree_name = label(str(found)) if walker.tree is not None and found is not None else None
     if mode == "all":
-        return _play_all(walker, args) if args.tree else _play_live_all(walker, args)
-    channel = JsonChannel() if args.protocol else TextChannel(game)
+        return lambda: _play_all(walker, args) if args.tree else _play_live_all(walker, args)
+    games = session.Games(JsonChannel(), game) if args.protocol else None  # programs may play many games
+    channel = games or TextChannel(game)
     rng = random.Random(args.seed)
 
     def drawn() -> tuple[int, ...]:  # what rng.choice(game.codes()) draws, without listing the codes
@@ -70,9 +125,9 @@ def cmd_play(args: argparse.Namespace) -> int:
                                             model=args.opponent or "tree")
     else:
         def play(code): return session.offence(walker, channel, code, args.noise, tree=tree_name)
-    if args.protocol:  # programs may play many games in one process
-        return session.serve(channel, game, play, secret)
-    return play(secret)
+    if games is not None:
+        return lambda: session.serve(games, play, secret)
+    return lambda: play(secret)
 
 
 def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
@@ -104,7 +159,9 @@ def _play_all(walker, args: argparse.Namespace) -> int:
 
     stats = verify(walker.doc)
     if args.json:
-        print_json({"tree": args.tree, "game": walker.game.spec, "objective": walker.doc.objective,
+        from ..tree.shipped import label
+
+        print_json({"tree": label(args.tree), "game": walker.game.spec, "objective": walker.doc.objective,
                      "stats": stats_json(stats)})
     else:
         print(f"{walker.game.spec}: every secret played through the tree")
@@ -162,11 +219,13 @@ def add_commands(sub) -> None:
     p = command(sub, "play", "play from a stored tree, or live: offence, auto, defence, race",
                 "Play a game with a person or a program. Offence: I ask from the tree, you answer. With --secret: "
                 "I answer for that secret too. --defence: I hold a secret, you ask. --race: we both ask in turn. "
-                "--protocol: one JSON object per line for programs (see the README). Without a TREE (--game G), "
-                "live play: each question is chosen at play time (the shipped tree's while on it, an exact search "
+                "--protocol: one JSON object per line for programs (see docs/protocol.md). Without a TREE (--game G, "
+                "or a game as TREE that no shipped tree names: play bulls:10x10), live play: each question is chosen at play time (the shipped tree's while on it, an exact search "
                 "once the secrets are few, else entropy over a seeded sample), on games of up to "
                 f"{MAX_LIVE_CODES:,} codes.", cmd_play, epilog=PLAY_EPILOG)
-    p.add_argument("tree", type=tree_argument, metavar="TREE", nargs="?", help=TREE_HELP + "; none: live play")
+    p.add_argument("tree", type=play_tree_argument, metavar="TREE", nargs="?",
+                   help=TREE_HELP + "; a game no shipped tree names (bulls:10x10) plays live, as --game does; "
+                   "none: live play of --game")
     p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
     p.add_argument("--all", action="store_true", help="play every secret and print the distribution (without a TREE: "
                    "games of up to 10,000 codes, or --sample N)")

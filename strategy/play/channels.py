@@ -4,14 +4,23 @@ Standard library and orjson only.
 """
 from __future__ import annotations
 
+import re
 import sys
-from typing import Callable, TextIO
+from typing import BinaryIO, Callable, TextIO
 
 import orjson
 
 from ..protocol import EXIT_CONTRADICTION
 from ..rules import Game
-from .session import RACE_RULE
+from .session import RACE_RULE, End
+
+MAX_LINE_BYTES = 65_536  # a longer input line is no command: the protocol ends with an error rather than hold it
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # control characters (a tab aside) in a command line
+
+
+def not_text(why: str) -> End:
+    """The error that ends a game whose input is not text."""
+    return End("error", f"the input is not a line of UTF-8 text: {why}", "bad_input_encoding")
 
 
 def plural(n: int, word: str) -> str:
@@ -31,19 +40,33 @@ def percent(p: float) -> str:
 
 
 class JsonChannel:
-    """The protocol: one JSON object per line out, one command per line in, flushed at once."""
+    """The protocol: one JSON object per line out, one command per line in, flushed at once. The input is read as
+    bytes: a line that is not UTF-8 text (or a control character, or a line too long to be a command) ends the
+    game with an error (`bad_input_encoding`), never a crash."""
 
-    def __init__(self, out: TextIO | None = None, inp: TextIO | None = None):
+    def __init__(self, out: TextIO | None = None, inp: BinaryIO | TextIO | None = None):
         self.out = out or sys.stdout
-        self.inp = inp or sys.stdin
+        self.inp = inp or sys.stdin.buffer
 
     def emit(self, event: dict) -> None:
         self.out.write(orjson.dumps(event).decode() + "\n")
         self.out.flush()
 
     def read(self) -> str | None:
-        line = self.inp.readline()
-        return None if line == "" else line.rstrip("\r\n")
+        raw = self.inp.readline(MAX_LINE_BYTES + 1)
+        if isinstance(raw, str):  # a text stream (a test's): its characters, as bytes again
+            raw = raw.encode("utf-8", "surrogateescape")
+        if not raw:
+            return None
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise not_text(f"a line of more than {MAX_LINE_BYTES:,} bytes")
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise not_text("invalid UTF-8 bytes") from None
+        if _CONTROL.search(line):
+            raise not_text("a control character")
+        return line
 
 
 class TextChannel:
@@ -60,9 +83,16 @@ class TextChannel:
 
     def read(self) -> str | None:
         try:
-            return self.ask(self.prompt)
+            line = self.ask(self.prompt)
         except EOFError:
             return None
+        except UnicodeDecodeError:  # a terminal or file in another encoding than the locale's
+            raise not_text("bytes the terminal's encoding cannot read") from None
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the locale could not decode, kept as surrogates
+            raise not_text("bytes the terminal's encoding cannot read") from None
+        return line
 
     def emit(self, e: dict) -> None:
         getattr(self, "_" + e["event"])(e)

@@ -8,8 +8,9 @@ Standard library only: the candidates are loaded (NumPy) at the first answer, no
 when it starts. The walker is a tree's (`walker.Walker`) or live play's (`live.LiveWalker`).
 
 Commands, in every mode where they apply: an answer in any notation (`rules.read_answer_text`),
-a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `help`, `quit` (or `q`); after a game,
-`new [SECRET]` starts the next one (`serve`).
+a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `help`, `quit` (or `q`); for a program,
+`new [SECRET]` starts the next game, after one or in the middle of one (`serve`, `Games`). Every refusal and
+error carries a code from `protocol.CODES`.
 """
 from __future__ import annotations
 
@@ -38,12 +39,32 @@ class Channel(Protocol):
 
 
 class End(Exception):
-    """The session ends before the game does: quit, end of input, or an error."""
+    """The session ends before the game does: quit, end of input, `new` (the game is abandoned for the next), or
+    an error (with a code from `protocol.CODES` and a message)."""
 
-    def __init__(self, reason: str, message: str = ""):
+    def __init__(self, reason: str, message: str = "", code: str | None = None):
         super().__init__(message or reason)
         self.reason = reason
         self.message = message
+        self.code = code
+
+
+MAX_NUMBER_DIGITS = 9  # an answer's number beyond this many digits (leading zeros aside) names no answer
+
+
+def typed_number(text: str) -> int | None:
+    """A whole number as typed (`3`, `003`), or None if the text is not one; a number too long to name any
+    answer comes back as 10**9, which names none."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0") or "0"
+    return int(digits) if len(digits) <= MAX_NUMBER_DIGITS else 10**MAX_NUMBER_DIGITS
+
+
+def shown_number(text: str) -> str:
+    """A typed number for a message: without its leading zeros, and cut if it is long."""
+    digits = text.lstrip("0") or "0"
+    return digits if len(digits) <= 12 else digits[:12] + "..."
 
 
 def event(name: str, **fields) -> dict:
@@ -125,7 +146,10 @@ class Asker:
         if chosen is not None:
             guess = chosen
         elif self.guesser is not None:
-            probe = self.guesser.next_question()
+            try:
+                probe = self.guesser.next_question()
+            except GameError as e:  # noise 0 and an answer no secret gives: nothing is left to ask about
+                raise End("error", str(e), "contradiction") from None
             guess = self.guesser.gt.code_str(probe)
             best, p = self.guesser.map_secret()
             extra = {"most_likely": self.guesser.gt.code_str(best), "probability": round(p, 6)}
@@ -163,25 +187,36 @@ class Asker:
             return self.undo()
         if words and words[0] == "correct":
             parts = text.split(None, 2)
-            if len(parts) < 3 or not parts[1].isascii() or not parts[1].isdigit():
-                return [refused(text, "write correct NUMBER ANSWER, e.g. correct 1 0,3")]
-            return self.correct(int(parts[1][:6]) - 1, parts[2])
+            number = typed_number(parts[1]) if len(parts) == 3 else None
+            if number is None:
+                return [refused(text, "write correct NUMBER ANSWER, e.g. correct 1 0,3", "bad_command")]
+            if not 1 <= number <= len(self.history):
+                return [self._no_such_answer(text, parts[1])]
+            return self.correct(number - 1, parts[2])
         if low == "n" or (words and words[0] == "noisy"):
             return self.to_noisy(words[1] if len(words) > 1 else None)
         if self.fixing is not None:
             i, self.fixing = self.fixing, None
             return self.correct(i, text)
         if self.conflict is not None:
-            if text.isascii() and text.isdigit() and 1 <= int(text[:6]) <= len(self.history):
-                self.fixing = int(text) - 1
-                return []
-            return [refused(text, f"your answers contradict each other: type a number from 1 to {len(self.history)} "
-                                  f"to correct that answer, correct NUMBER ANSWER, undo, n (noisy mode) or q")]
+            number = typed_number(text)
+            if number is None:
+                return [refused(text, f"your answers contradict each other: type a number from 1 to "
+                                      f"{len(self.history)} to correct that answer, correct NUMBER ANSWER, undo, "
+                                      f"n (noisy mode) or q", "contradiction")]
+            if not 1 <= number <= len(self.history):
+                return [self._no_such_answer(text, text)]
+            self.fixing = number - 1
+            return []
         try:
             answer = self.game.parse_answer(text)
         except GameError as e:
-            return [refused(text, str(e))]
+            return [refused(text, str(e), "bad_answer")]
         return self.record(answer, "you")
+
+    def _no_such_answer(self, text: str, number: str) -> dict:
+        return refused(text, f"there is no answer {shown_number(number)} (answers 1 to {len(self.history)})",
+                       "no_such_answer")
 
     def record(self, answer: Answer, source: str) -> list[dict]:
         """The answer to the pending question."""
@@ -202,9 +237,9 @@ class Asker:
 
     def undo(self) -> list[dict]:
         if self.in_race:
-            return [refused("undo", "there is no undo in a race: use correct NUMBER ANSWER")]
+            return [refused("undo", "there is no undo in a race: use correct NUMBER ANSWER", "unavailable")]
         if not self.history:
-            return [refused("undo", "there is no answer to undo")]
+            return [refused("undo", "there is no answer to undo", "unavailable")]
         question, answer = self.history.pop()
         self.before.pop()
         self.corrected.discard(len(self.history))
@@ -213,12 +248,11 @@ class Asker:
         return [event("undone", number=len(self.history) + 1, code=question, answer=answer, candidates=len(self.cands))] + events
 
     def correct(self, i: int, text: str) -> list[dict]:
-        if not 0 <= i < len(self.history):
-            return [refused(f"correct {i + 1}", f"there is no answer {i + 1} (answers 1 to {len(self.history)})")]
+        """Answer i (from 0, an answer given) was `text`."""
         try:
             answer = self.game.parse_answer(text)
         except GameError as e:
-            return [refused(text, str(e))]
+            return [refused(text, str(e), "bad_answer")]
         question = self.history[i][0]
         key = self.game.format_answer(answer)
         self.history[i] = (question, key)
@@ -233,19 +267,24 @@ class Asker:
 
     def to_noisy(self, q_text: str | None) -> list[dict]:
         if self.in_race:
-            return [refused("noisy", "there is no noisy-answer mode in a race")]
+            return [refused("noisy", "there is no noisy-answer mode in a race", "unavailable")]
         if self.guesser is not None:
-            return [refused("noisy", "noisy-answer mode is already on")]
+            return [refused("noisy", "noisy-answer mode is already on", "unavailable")]
         try:
             q = DEFAULT_NOISE if q_text is None else float(q_text[:20])
         except ValueError:
-            return [refused(f"noisy {q_text}", "the noise must be a number in [0, 1), e.g. noisy 0.05")]
+            return [refused(f"noisy {q_text}", "the noise must be a number in [0, 1), e.g. noisy 0.05", "bad_command")]
         if not 0.0 <= q < 1.0:
-            return [refused(f"noisy {q_text}", "the noise must be in [0, 1)")]
+            return [refused(f"noisy {q_text}", "the noise must be in [0, 1)", "bad_command")]
         try:
-            self.guesser = self._new_guesser(q)
+            guesser = self._new_guesser(q)
         except GameError as e:
-            return [refused(f"noisy {q_text or ''}".strip(), str(e))]
+            return [refused(f"noisy {q_text or ''}".strip(), str(e), "unavailable")]
+        try:
+            guesser.posterior()  # with noise 0, answers that already contradict each other leave no secret
+        except GameError as e:
+            return [refused(f"noisy {q_text or ''}".strip(), str(e), "contradiction")]
+        self.guesser = guesser
         self.conflict, self.fixing, self.pending = None, None, None  # the next question is noisy mode's
         return [event("noisy", probability=q)]
 
@@ -283,14 +322,20 @@ class Asker:
                     answered = e["event"] == "answer"  # after an undo the turn asks again
                 channel.emit(e)
 
-    def end_status(self, reason: str) -> int:
-        if self.conflict is not None:
-            return EXIT_CONTRADICTION
-        return EXIT_QUIT if reason == "quit" else EXIT_EOF
+    def end_status(self, end: End) -> int:
+        return EXIT_CONTRADICTION if self.conflict is not None and end.reason != "error" else end_status(end)
 
 
-def refused(text: str, reason: str) -> dict:
-    return event("refused", input=text[:80], reason=reason)
+def end_status(end: End) -> int:
+    """The exit status of a game that ended before it was won."""
+    if end.reason == "error":
+        return EXIT_CONTRADICTION if end.code == "contradiction" else EXIT_BAD_INPUT
+    return EXIT_EOF if end.reason == "eof" else EXIT_QUIT  # quit, or new: the game abandoned
+
+
+def refused(text: str, reason: str, code: str) -> dict:
+    """The `refused` event: the input line (cut), why in words, and the code (`protocol.CODES`)."""
+    return event("refused", input=text[:80], reason=reason, code=code)
 
 
 def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> dict:
@@ -299,33 +344,80 @@ def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> di
                  objective=objective)
 
 
-def serve(channel: Channel, game: Game, play: Callable[[Code | None], int], secret: Code | None) -> int:
-    """Play games until the input ends: after each finished game, `new [SECRET]` starts another.
+class Games:
+    """A channel for many games in one process (the protocol): `new [SECRET]`, read at any point, ends the game in
+    progress (its `end` has reason `new`) and `serve` starts the next one, with that secret if given."""
+
+    def __init__(self, channel: Channel, game: Game):
+        self.channel, self.game = channel, game
+        self.next_secret: tuple[Code | None] | None = None  # set by `new`: the next game's secret (or None)
+        self.waiting: dict | None = None  # the last `await`, put again after a refused `new`
+
+    def emit(self, e: dict) -> None:
+        if e["event"] == "await":
+            self.waiting = e
+        self.channel.emit(e)
+
+    def read(self) -> str | None:
+        while True:
+            line = self.channel.read()
+            words = line.split() if line is not None else []
+            if line is None or not words or words[0].lower() != "new":
+                return line
+            try:
+                if len(words) > 2:
+                    self.emit(refused(line, "write new, or new SECRET", "bad_command"))
+                else:
+                    self.next_secret = (self.game.parse_code(words[1]) if len(words) == 2 else None,)
+                    raise End("new")
+            except GameError as e:
+                self.emit(refused(line, str(e), "bad_code"))
+            if self.waiting is not None:  # wait for the same input again
+                self.emit(self.waiting)
+
+
+def serve(channel: Games, play: Callable[[Code | None], int], secret: Code | None) -> int:
+    """Play games until the input ends: `new [SECRET]` after a game, or during one, starts another.
 
     The exit status is that of the last game (0 when it was solved or decided).
     """
     status = play(secret)
-    while status == EXIT_SOLVED:
+    while True:
+        if channel.next_secret is not None:
+            (secret,), channel.next_secret = channel.next_secret, None
+            status = play(secret)
+            continue
+        if status != EXIT_SOLVED:
+            return status
         channel.emit(event("await", input="new"))
-        line = channel.read()
+        try:
+            line = channel.read()
+        except End as e:
+            if e.reason == "new":
+                continue
+            return _stopped(channel, e, end_status(e))
         if line is None or line.strip().lower() in QUIT:
             return status
-        words = line.split()
-        if not words or words[0].lower() != "new" or len(words) > 2:
-            channel.emit(refused(line, "the game is over: type new [SECRET] or quit"))
-            continue
-        try:
-            secret = game.parse_code(words[1]) if len(words) == 2 else None
-        except GameError as e:
-            channel.emit(refused(line, str(e)))
-            continue
-        status = play(secret)
+        channel.emit(refused(line, "the game is over: type new [SECRET] or quit", "game_over"))
+
+
+def _finish(channel: Channel, reason: str, status: int, message: str = "", code: str | None = None) -> int:
+    extra = {"message": message, "code": code} if message else {}
+    channel.emit(event("end", reason=reason, exit=status, **extra))
     return status
 
 
-def _finish(channel: Channel, reason: str, status: int, message: str = "") -> int:
-    channel.emit(event("end", reason=reason, exit=status, **({"message": message} if message else {})))
-    return status
+def failed_to_start(channel: Channel, message: str) -> int:
+    """The player could not start (bad options, a missing tree): an error and an end, with no ready before them."""
+    return _stopped(channel, End("error", message, "startup"), EXIT_BAD_INPUT)
+
+
+def _stopped(channel: Channel, end: End, status: int) -> int:
+    """A game that ended before it was won: an error says why first, then the `end`."""
+    if end.reason == "error":
+        channel.emit(event("error", message=end.message, code=end.code))
+        return _finish(channel, "error", status, end.message, end.code)
+    return _finish(channel, end.reason, status)
 
 
 def offence(walker: Walker, channel: Channel, secret: Code | None = None, noise: float | None = None,
@@ -345,10 +437,9 @@ def offence(walker: Walker, channel: Channel, secret: Code | None = None, noise:
                                    history=me.transcript()))
                 return _finish(channel, "solved", EXIT_SOLVED)
     except End as e:
-        return _finish(channel, e.reason, me.end_status(e.reason))
+        return _stopped(channel, e, me.end_status(e))
     except TreeGap as e:
-        channel.emit(event("error", message=str(e)))
-        return _finish(channel, "error", EXIT_BAD_INPUT, str(e))
+        return _stopped(channel, End("error", str(e), "tree_gap"), EXIT_BAD_INPUT)
 
 
 def _read_question(game: Game, channel: Channel, number: int) -> Code:
@@ -367,7 +458,7 @@ def _read_question(game: Game, channel: Channel, number: int) -> Code:
         try:
             return game.parse_code(text)
         except GameError as e:
-            channel.emit(refused(text, str(e)))
+            channel.emit(refused(text, str(e), "bad_code"))
 
 
 def defence(game: Game, channel: Channel, secret: Code) -> int:
@@ -385,7 +476,7 @@ def defence(game: Game, channel: Channel, secret: Code) -> int:
                 channel.emit(event("solved", by="you", code=game.format_code(secret), questions=len(asked), history=asked))
                 return _finish(channel, "solved", EXIT_SOLVED)
     except End as e:
-        return _finish(channel, e.reason, EXIT_QUIT if e.reason == "quit" else EXIT_EOF)
+        return _stopped(channel, e, end_status(e))
 
 
 def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None, model: str = "tree") -> int:
@@ -431,9 +522,8 @@ def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None
                 channel.emit(event("solved", by=result, code=game.format_code(mine) if person_won else me.history[-1][0],
                                    questions=round_number, history=asked, my_history=me.transcript()))
                 return _finish(channel, "solved", EXIT_SOLVED)
-        return _finish(channel, "error", EXIT_BAD_INPUT, "the race did not end")
+        return _stopped(channel, End("error", "the race did not end", "internal"), EXIT_BAD_INPUT)
     except End as e:
-        return _finish(channel, e.reason, me.end_status(e.reason))
+        return _stopped(channel, e, me.end_status(e))
     except TreeGap as e:
-        channel.emit(event("error", message=str(e)))
-        return _finish(channel, "error", EXIT_BAD_INPUT, str(e))
+        return _stopped(channel, End("error", str(e), "tree_gap"), EXIT_BAD_INPUT)

@@ -15,7 +15,22 @@ from .format import Node, TreeDoc, TreeError, load, path_text, walk, walk_secret
 
 
 class VerifyError(TreeError):
-    """The tree does not solve the game as claimed; one line naming the first problem."""
+    """The tree does not solve the game as claimed; one line naming the first problem. `kind` says which check
+    failed (`unsolved`: a secret the tree does not find, `unreached`: a branch no secret reaches, `stats`: a stored
+    figure the walk does not give) and `details` its particulars, for a report to programs."""
+
+    def __init__(self, message: str, kind: str = "unsolved", **details: object):
+        super().__init__(message)
+        self.kind = kind
+        self.details = details
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": str(self), **self.details}
+
+
+def path_json(path: list[tuple[str, str]]) -> list[dict]:
+    """A path in the tree as data: each question and the answer taken."""
+    return [{"code": guess, "answer": answer} for guess, answer in path]
 
 
 @dataclass(frozen=True)
@@ -61,8 +76,8 @@ def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None
                 where = "a leaf" if "next" not in node else "a node"
                 raise VerifyError(
                     f"secret {game.format_code(secret)} is not solved: {where} at {path_text(path[:-1])} "
-                    f"asks {guess}, answer {key} has no branch"
-                )
+                    f"asks {guess}, answer {key} has no branch", "unsolved", secret=game.format_code(secret),
+                    at=path_json(path[:-1]), code=guess, answer=key)
             node, depth = child, depth + 1
         depths[game.format_code(secret)] = depth
         while len(counts) <= depth:
@@ -77,7 +92,7 @@ def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None
 def _check_reached(root: Node, visits: dict[int, int]) -> None:
     for node, path in walk(root):
         if id(node) not in visits:
-            raise VerifyError(f"branch {path_text(path)} is never reached by any secret")
+            raise VerifyError(f"branch {path_text(path)} is never reached by any secret", "unreached", at=path_json(path))
 
 
 def impossible_question(game: Game, root: Node) -> str | None:
@@ -96,7 +111,8 @@ def verify(doc: TreeDoc) -> Stats:
         measured = stats.to_json()
         for key, value in measured.items():
             if doc.stats.get(key) != value:
-                raise VerifyError(f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}")
+                raise VerifyError(f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}", "stats",
+                                  field=key, stored=doc.stats.get(key), measured=value)
     return stats
 
 

@@ -124,12 +124,60 @@ def test_tampered_tree_fails_verification(tmp_path):
     doc["stats"]["worst"] += 1
     out.write_bytes(orjson.dumps(doc))
     r = run_cli("verify", str(out))
-    assert r.returncode == 2 and "stored stats.worst" in r.stderr
+    assert r.returncode == 1 and "stored stats.worst" in r.stderr
     first = next(iter(doc["tree"]["next"]))
     del doc["tree"]["next"][first]
     out.write_bytes(orjson.dumps(doc))
     r = run_cli("verify", str(out))
-    assert r.returncode == 2 and "is not solved" in r.stderr
+    assert r.returncode == 1 and "is not solved" in r.stderr
+
+
+def test_verify_json_reports_a_false_tree_as_data_with_its_own_exit_status(tmp_path):
+    """A tree that fails (exit 1, `ok: false`, what failed as fields) is told apart from a file that is missing or no
+    tree (exit 2)."""
+    doc = orjson.loads((TREES / "bulls-3x10-total.json").read_bytes())
+    stats = dict(doc["stats"])
+    doc["stats"]["worst"] += 1
+    lying = tmp_path / "lying.json"
+    lying.write_bytes(orjson.dumps(doc))
+    doc["stats"] = stats
+    doc["tree"]["next"]["0,0"]["next"].pop("0,0")
+    doc.pop("stats")
+    holey = tmp_path / "holey.json"
+    holey.write_bytes(orjson.dumps(doc))
+    r = run_cli("verify", str(lying), "--json")
+    report = orjson.loads(r.stdout)
+    assert r.returncode == 1 and report["ok"] is False and report["game"] == "bulls:3x10"
+    assert report["failure"] == {"kind": "stats", "field": "worst", "stored": stats["worst"] + 1,
+                                 "measured": stats["worst"], "message": report["failure"]["message"]}
+    r = run_cli("verify", str(holey), "--json")
+    failure = orjson.loads(r.stdout)["failure"]
+    assert r.returncode == 1 and failure["kind"] == "unsolved" and failure["at"] == [{"code": "012", "answer": "0,0"}]
+    assert failure["code"] == doc["tree"]["next"]["0,0"]["guess"] and failure["answer"] == "0,0"
+    assert failure["secret"] and "is not solved" in failure["message"]
+    (tmp_path / "not-a-tree.json").write_text('{"format": "x"}')
+    r = run_cli("verify", str(tmp_path / "not-a-tree.json"), "--json")
+    assert r.returncode == 2 and orjson.loads(r.stdout)["failure"]["kind"] == "format"
+    r = run_cli("verify", str(tmp_path / "missing.json"), "--json")
+    assert r.returncode == 2 and r.stdout == "" and "neither a file" in r.stderr
+    r = run_cli("verify", "bulls:3x10", "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["ok"] is True
+
+
+def test_compare_json_gives_the_first_difference_as_fields():
+    r = run_cli("compare", "mastermind:4x6", "mastermind-4x6-total-within-5", "--json")
+    diff = orjson.loads(r.stdout)["first_difference"]
+    assert r.returncode == 0 and diff == {"at": [{"code": "0012", "answer": "1,0"}, {"code": "0334", "answer": "1,1"}],
+                                          "kind": "question", "a": "5054", "b": "5044"}
+    r = run_cli("compare", "bulls:3x10", "bulls:3x10", "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["first_difference"] is None
+    from strategy.tree.compare import first_difference
+
+    doc = orjson.loads((TREES / "bulls-3x10-total.json").read_bytes())
+    first = doc["tree"]["next"]["0,0"]
+    cut = {"guess": doc["tree"]["guess"], "next": {**doc["tree"]["next"], "0,0": {"guess": first["guess"]}}}
+    assert first_difference(doc["tree"], cut).to_json() == {"at": [{"code": "012", "answer": "0,0"}], "kind": "answers",
+                                                            "a": sorted(first["next"]), "b": []}
 
 
 def test_python_dash_m_and_version():

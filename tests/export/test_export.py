@@ -49,7 +49,7 @@ def test_export_rows_agree_with_the_tree(doc, fmt, tmp_path):
         with open(out) as f:
             got = [dict(r) for r in csv.DictReader(f)]
     elif fmt == "jsonl":
-        got = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+        got = [orjson.loads(line) for line in out.read_bytes().splitlines()][1:]  # after the metadata line
     else:
         con = sqlite3.connect(out)
         con.row_factory = sqlite3.Row
@@ -73,7 +73,7 @@ def test_questions_column_is_the_subtree_total(doc):
     _, depths = measure(doc.game, doc.root)
     by_key = {r.history: r for r in rows(doc)}
     # below the answer 0,0 to the first question: the secrets of that class, counted from question 2
-    key = f"{doc.root['guess']}:0,0"
+    key = history_key([(doc.root["guess"], "0,0")])
     cls = [s for s in depths if doc.game.format_answer(feedback(doc.game.parse_code(s), doc.game.parse_code(doc.root["guess"]))) == "0,0"]
     assert by_key[key].questions == sum(depths[s] - 1 for s in cls)
 
@@ -127,3 +127,43 @@ def test_compare(tmp_path):
     assert "identical trees" in r.stdout
     r = run_cli("compare", str(TREE), str(TREES / "bulls-3x10-total.json"))
     assert r.returncode == 2 and "different games" in r.stderr
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "sqlite"])
+def test_every_format_says_its_game_objective_and_total(doc, fmt, tmp_path):
+    """The metadata of every format, the same: SQLite's table, the first line of JSON lines, CSV's sidecar."""
+    out = tmp_path / f"t.{fmt}"
+    r = run_cli("export", str(TREE), "--format", fmt, "-o", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    if fmt == "csv":
+        meta = orjson.loads((tmp_path / "t.csv.meta.json").read_bytes())
+        assert "t.csv.meta.json" in r.stderr
+    elif fmt == "jsonl":
+        meta = orjson.loads(out.read_bytes().splitlines()[0])
+    else:
+        with sqlite3.connect(out) as con:
+            meta = {k: int(v) if v.isdigit() else v for k, v in con.execute("SELECT key, value FROM metadata")}
+    stats = verify(doc)
+    assert meta == {"format": "strategy-lookup", "version": 2, "game": "mastermind:4x6", "objective": doc.objective,
+                    "secrets": 1296, "total": stats.total, "rows": tree.question_nodes(doc.root)}
+    assert stats.total == 5625
+
+
+def test_a_csv_line_splits_on_its_commas_alone(doc, tmp_path):
+    """The history key has no comma (answers H-B), so no field is quoted and a naive split reads every line."""
+    out = tmp_path / "t.csv"
+    assert run_cli("export", str(TREE), "--format", "csv", "-o", str(out), "--quiet").returncode == 0
+    text = out.read_text()
+    assert '"' not in text
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    with open(out, newline="") as f:
+        assert [line.split(",") for line in lines] == [header] + [list(r.values()) for r in csv.DictReader(f)]
+    by_key = {line.split(",")[0]: line.split(",") for line in lines[1:]}
+    assert by_key[f"{doc.root['guess']}:0-0"][3] == doc.root["next"]["0,0"]["guess"]
+    assert history_key([("0123", "1,1"), ("4567", "0,2")]) == "0123:1-1;4567:0-2"
+
+
+def test_a_csv_table_to_a_device_has_no_sidecar(tmp_path):
+    r = run_cli("export", str(TREE), "--format", "csv", "-o", "/dev/null", "--quiet")
+    assert r.returncode == 0 and "meta.json" not in r.stderr

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import strategy.play
-from strategy.protocol import Event, Player, ProtocolError
+from strategy.protocol import CODES, EXIT_BAD_INPUT, Event, Player, ProtocolError
 from strategy.rules import feedback, parse_game
 from strategy.tree import format as tree_io
 from strategy.tree.verify import measure
@@ -48,6 +48,8 @@ def checked(events: list[Event]) -> list[Event]:
             errors = sorted(VALIDATORS[e.kind].iter_errors(obj), key=str)
             assert not errors, (obj, [err.message for err in errors][:3])
             VALID.add(key)
+        if e.kind in ("refused", "error") or "message" in e.fields or e.fields.get("reason") == "error":
+            assert e.fields.get("code") in CODES, obj  # every reply in words carries a code for programs
         SEEN.add(e.kind)
     return events
 
@@ -183,9 +185,9 @@ def test_every_exit_status_is_reached(tmp_path):
     p = start(TREE3, "--secret", "345")
     assert close(p) == 0
     with pytest.raises(ProtocolError):
-        start(TREE3, "--secret", "33")  # bad input: one line, status 2, no events
+        start(TREE3, "--secret", "33")  # bad input: status 2, an error and an end, no ready
     r = run_cli("play", TREE3, "--secret", "33", "--protocol")
-    assert r.returncode == 2 and r.stdout == ""
+    assert r.returncode == 2 and [json.loads(line)["event"] for line in r.stdout.splitlines()] == ["error", "end"]
     # a tree that cannot go on: an error event, then status 2
     doc = orjson.loads(Path(TREE3).read_bytes())
     del doc["tree"]["next"]["0,0"]
@@ -256,7 +258,10 @@ def test_every_report_has_json(command):
         assert all(str(row["questions"]) in text for row in doc["rows"])
     elif command[0] == "compare":
         assert [t["stats"]["total"] for t in doc["trees"]] == [5625, 5626] and doc["total_difference"] == 1
-        assert doc["first_difference"] and doc["first_difference"] in text
+        diff = doc["first_difference"]
+        assert diff["kind"] == "question" and (diff["a"], diff["b"]) == ("5054", "5044")
+        assert diff["at"] == [{"code": "0012", "answer": "1,0"}, {"code": "0334", "answer": "1,1"}]
+        assert "first difference at 0012 1,0 > 0334 1,1: 5054 vs 5044" in text
     else:
         assert doc["games"] == 5 and "5 games" in text
     assert figures
@@ -281,6 +286,79 @@ def test_help_lists_the_commands_in_every_mode():
     player.until_await()
     assert checked(player.send("help"))[0].kind == "help"
     assert close(player) == 4
+
+
+@pytest.mark.parametrize("args,says", [
+    ((TREE3, "--secret", "33"), "code '33' must have 3 symbols"),
+    (("no-such-tree.json",), "'no-such-tree.json' is neither a file nor a shipped tree"),
+    ((TREE3, "--seed", "x"), "--seed must be an integer"),
+    (("--game", "bulls:11x10"), "bulls needs n <= k"),
+], ids=["secret", "tree", "option", "game"])
+def test_a_player_that_cannot_start_says_why_in_the_protocol_and_the_client_raises_it(args, says):
+    r = run_cli("play", *args, "--protocol")
+    events = checked([Event.parse(line) for line in r.stdout.splitlines()])
+    assert [e.kind for e in events] == ["error", "end"] and r.returncode == EXIT_BAD_INPUT == events[1].exit
+    assert events[0].code == events[1].code == "startup" and says in events[0].message == events[1].message
+    assert r.stderr.count("\n") == 1 and says in r.stderr and "Traceback" not in r.stderr
+    for _ in range(10):  # the client reads the reason whole every time (it read standard error too early)
+        with pytest.raises(ProtocolError) as raised:
+            start(*args)
+        assert says in str(raised.value) and raised.value.code == "startup"
+
+
+def test_a_player_that_ends_without_a_word_in_the_protocol_is_reported_with_its_standard_error(tmp_path):
+    """The client's other path: a process that writes no event ends (here a stand-in for python that only
+    complains); what it said on standard error is in the exception every time, not read before it was written."""
+    stand_in = tmp_path / "python"
+    stand_in.write_text("#!/bin/sh\nsleep 0.05\necho 'no such interpreter feature' >&2\nexit 3\n")
+    stand_in.chmod(0o755)
+    for _ in range(10):
+        with pytest.raises(ProtocolError) as raised:
+            Player(["bulls:3x10"], python=str(stand_in), env=ENV)
+        assert str(raised.value) == "the player ended (status 3): no such interpreter feature"
+
+
+def test_quit_inside_with_closes_once():
+    with start(TREE3) as player:
+        player.until_await()
+        assert player.quit() == 3
+    assert player.close() == 3 and player.quit() == 3  # again: the status, never an I/O error
+
+
+def test_bytes_that_are_not_text_get_an_error_event_from_the_process():
+    player = start(TREE3)
+    player.until_await()
+    player.process.stdin.buffer.write(b"\xff\xfe0,0\n")
+    player.process.stdin.flush()
+    events = checked(player.until_await())
+    assert [e.kind for e in events] == ["error", "end"] and events[0].code == "bad_input_encoding"
+    assert close(player) == EXIT_BAD_INPUT
+
+
+def test_the_ready_event_names_the_shipped_tree_by_its_name_not_its_path():
+    for args in (("bulls:3x10",), (TREE3,), ("bulls-3x10-total",), ("--game", "bulls:3x10")):
+        player = start(*args)
+        assert player.ready.tree == "bulls-3x10-total", (args, player.ready.fields)
+        close(player)
+
+
+def test_a_game_no_shipped_tree_names_plays_live_as_the_tree_argument():
+    player = start("bulls:10x10")
+    assert player.ready.objective == "live" and player.ready.tree is None and player.ready.game == "bulls:10x10"
+    question = player.next("question")
+    assert question.code == "0123456789" and question.candidates == 3628800
+    assert player.quit() == 3
+    r = run_cli("play", "--help")
+    assert "a game no shipped tree names (bulls:10x10) plays live" in " ".join(r.stdout.split())
+    r = run_cli("verify", "bulls:10x10")  # only play: the others still need a tree
+    assert r.returncode == 2 and "shipped" in r.stderr
+
+
+def test_the_codes_are_one_set_in_the_schema_and_the_client():
+    for kind in ("refused", "error", "end"):
+        assert SCHEMA["$defs"][kind]["properties"]["code"]["enum"] == list(CODES)
+    assert set(SCHEMA["$defs"]["refused"]["required"]) >= {"reason", "code"}
+    assert set(SCHEMA["$defs"]["error"]["required"]) >= {"message", "code"}
 
 
 def test_every_event_kind_was_produced_and_valid():
