@@ -502,7 +502,8 @@ class Analyser:
                 if cut is not None and not self.stopped and known > cut:
                     left_out.append(known)
                     continue
-                row.lower = self._with_cheap(pos, probe, b, known)
+                on_time = final is None or time.perf_counter() < final
+                row.lower = self._with_cheap(pos, probe, b, known) if on_time else known
             rows.append(row)
         least = min([r.lower for r in rows] + left_out) if rows or left_out else (0,)
         step = (pos.n,) if self.objective == "total" else (1, pos.n)
