@@ -136,6 +136,25 @@ class Player:
     def noisy(self, probability: float | None = None) -> list[Event]:
         return self.send("noisy" if probability is None else f"noisy {probability}")
 
+    def hint(self) -> Event:
+        """The best question from the position of whoever asks (the `hint` event)."""
+        return self._reply("hint", "hint")
+
+    def grade(self, code: str) -> Event:
+        """A question's value against the best one's (the `grade` event)."""
+        return self._reply(f"grade {code}", "grade")
+
+    def analyse(self, top: int | None = None) -> Event:
+        """Every question of the position, or the `top` best, valued (the `analysis` event)."""
+        return self._reply("analyse" if top is None else f"analyse {top}", "analysis")
+
+    def _reply(self, line: str, kind: str) -> Event:
+        events = self.send(line)
+        found = [e for e in events if e.kind == kind]
+        if not found:
+            raise ProtocolError(f"expected {kind}, got {[(e.kind, e.fields) for e in events][:3]}")
+        return found[0]
+
     def new(self, secret: str | None = None) -> list[Event]:
         """Start the next game (after an `await` for `new`)."""
         return self.send("new" if secret is None else f"new {secret}")

@@ -36,7 +36,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     channel = JsonChannel() if args.protocol else TextChannel(game)
     rng = random.Random(args.seed)
     if mode == "defence":
-        def play(code): return session.defence(game, channel, code or rng.choice(game.codes()))
+        def play(code): return session.defence(game, channel, code or rng.choice(game.codes()), coach=not args.protocol)
     elif mode == "race":
         def play(code): return session.race(walker, channel, code or rng.choice(game.codes()), tree=args.tree,
                                             model=args.opponent or "tree")

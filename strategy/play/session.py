@@ -7,7 +7,8 @@ a person (`channels.TextChannel`) or as one JSON object per line for a program
 Standard library only: noisy mode loads the engine when it starts.
 
 Commands, in every mode where they apply: an answer in any notation (`rules.read_answer_text`),
-a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `quit` (or `q`); after a game,
+a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `quit` (or `q`); advice from the exact
+engine at the position of whoever asks (`hint`, `grade CODE`, `analyse [K]`: `advice`); after a game,
 `new [SECRET]` starts the next one (`serve`).
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable, Protocol
 
 from ..protocol import EXIT_BAD_INPUT, EXIT_CONTRADICTION, EXIT_EOF, EXIT_QUIT, EXIT_SOLVED, PROTOCOL_VERSION
 from ..rules import Answer, Code, Game, GameError, feedback
+from . import advice
 from .walker import Conflict, History, TreeGap, Walker
 
 QUIT = {"q", "quit", "exit"}
@@ -142,6 +144,8 @@ class Asker:
             return self.correct(int(parts[1][:6]) - 1, parts[2])
         if low == "n" or (words and words[0] == "noisy"):
             return self.to_noisy(words[1] if len(words) > 1 else None)
+        if words and words[0] in advice.ADVICE_COMMANDS:
+            return self.advise(text)
         if self.fixing is not None:
             i, self.fixing = self.fixing, None
             return self.correct(i, text)
@@ -156,6 +160,15 @@ class Asker:
         except GameError as e:
             return [refused(text, str(e))]
         return self.record(answer, "you")
+
+    def advise(self, text: str) -> list[dict]:
+        """An advice command at the position of the answers so far (not in noisy mode, nor while they conflict)."""
+        if self.guesser is not None:
+            return [refused(text, "no advice in noisy-answer mode: the answers may be wrong")]
+        if self.conflict is not None:
+            return [refused(text, "your answers contradict each other: correct one first")]
+        return advice.command(advice.advisor_for(self.game), list(self.history), text, len(self.history) + 1,
+                              lambda: self.walker.tree_option(self.history, self.cands)) or []
 
     def record(self, answer: Answer, source: str) -> list[dict]:
         """The answer to the pending question."""
@@ -321,8 +334,9 @@ def offence(walker: Walker, channel: Channel, secret: Code | None = None, noise:
         return _finish(channel, "error", EXIT_BAD_INPUT, str(e))
 
 
-def _read_question(game: Game, channel: Channel, number: int) -> Code:
-    """The person's next question (a code), refusing what is not a code of the game."""
+def _read_question(game: Game, channel: Channel, number: int, history: History | None = None) -> Code:
+    """The person's next question (a code), refusing what is not a code of the game; advice commands are answered
+    at the position of `history` (the person's questions and my answers)."""
     while True:
         channel.emit(event("await", input="question", number=number))
         line = channel.read()
@@ -331,23 +345,35 @@ def _read_question(game: Game, channel: Channel, number: int) -> Code:
         text = line.strip()
         if text.lower() in QUIT:
             raise End("quit")
+        events = None if history is None else advice.command(advice.advisor_for(game), history, text, number)
+        if events is not None:
+            for e in events:
+                channel.emit(e)
+            continue
         try:
             return game.parse_code(text)
         except GameError as e:
             channel.emit(refused(text, str(e)))
 
 
-def defence(game: Game, channel: Channel, secret: Code) -> int:
-    """The computer holds `secret` and answers the person's questions."""
+def defence(game: Game, channel: Channel, secret: Code, coach: bool = False) -> int:
+    """The computer holds `secret` and answers the person's questions; with `coach`, each question is graded
+    against the best one at its position (a `grade` event after its answer)."""
     channel.emit(_ready("defence", game, None, None))
     asked: list[dict] = []
+    if coach:
+        advice.advisor_for(game).preload()
     try:
         while True:
-            probe = _read_question(game, channel, len(asked) + 1)
+            history = [(a["code"], a["answer"]) for a in asked]
+            probe = _read_question(game, channel, len(asked) + 1, history)
             answer = feedback(secret, probe)
             asked.append({"number": len(asked) + 1, "code": game.format_code(probe), "answer": game.format_answer(answer)})
             channel.emit(event("answer_to_your_question", number=len(asked), code=game.format_code(probe),
                                **answer_fields(game, answer)))
+            if coach:
+                channel.emit(event("grade", number=len(asked), code=game.format_code(probe),
+                                   **advice.advisor_for(game).grade(history, game.format_code(probe))))
             if answer == game.win:
                 channel.emit(event("solved", by="you", code=game.format_code(secret), questions=len(asked), history=asked))
                 return _finish(channel, "solved", EXIT_SOLVED)
@@ -373,7 +399,7 @@ def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None
     channel.emit(_ready("race", game, walker, tree))
     try:
         for round_number in range(1, 10 * game.length + 50):
-            probe = _read_question(game, channel, round_number)
+            probe = _read_question(game, channel, round_number, [(a["code"], a["answer"]) for a in asked])
             answer = feedback(mine, probe)
             their_cands = [c for c in their_cands if feedback(c, probe) == answer]
             asked.append({"number": round_number, "code": game.format_code(probe), "answer": game.format_answer(answer)})

@@ -262,7 +262,8 @@ class Analysis:
     objective: str
     rows: list[Row]
     classes: int  # inequivalent questions at the position
-    best: Row | None  # the best question, when it is proven best (exact, and no other can beat it)
+    best: Row | None  # the best question when it is proven best (no other can beat it; its value may be bounded
+    # only, when it is the only question or the others' bounds are higher)
     best_lower: tuple[int, ...]  # a lower bound of the position's value (its value when `best` is)
     complete: bool  # every row exact, and every question left out proven no better than the last one shown
     seconds: float = 0.0
@@ -526,7 +527,10 @@ class Analyser:
             row.lower = self._units(pos, row.lower)
             row.upper = None if row.upper is None else self._units(pos, row.upper)
         least = self._units(pos, least)
-        best = rows[0] if rows and rows[0].exact and rows[0].lower == least else None
+        others = [r.lower for r in rows[1:]] + [self._units(pos, v) for v in left_out]
+        # proven best: no other question's lower bound is below its upper bound (an exact least value, or the only
+        # class, whose value may still be bounded only)
+        best = rows[0] if rows and rows[0].upper is not None and all(rows[0].upper <= o for o in others) else None
         if lines:
             for row in rows:
                 if row.exact and row.probe not in idle:
@@ -585,13 +589,23 @@ class Grade:
     best: Analysis
 
     @property
+    def same_as_best(self) -> bool:
+        """The question is in the class of the proven best question: it costs nothing more, whatever its value."""
+        best = self.best.best
+        return best is not None and (self.row.canonical or self.row.code) == best.code
+
+    @property
     def exact(self) -> bool:
-        return self.row.exact and self.best.best is not None
+        """Whether the cost is exact (both values are, or the question is as good as the best)."""
+        return self.same_as_best or (self.row.exact and self.best.best is not None and self.best.best.exact)
 
     def cost(self) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
         """What the question costs more than the best, in the objective's order: (least, most) as proven, equal
         when exact; most is None when no upper bound is known. With `worst`, the totals are each within their own
         worst case: their difference is bounded above only when both worst cases are known."""
+        if self.same_as_best:
+            zero = tuple(0 for _ in self.row.lower)
+            return zero, zero
         best_row = self.best.rows[0] if self.best.rows else None
         best_upper = best_row.upper if best_row is not None else None
         low = tuple(max(0, a - b) for a, b in zip(self.row.lower, best_upper)) if best_upper else \
