@@ -472,9 +472,12 @@ class Analyser:
         reps = class_representatives(pos)
         counts = np.bincount(reps, minlength=gt.size)
         classes = np.flatnonzero(counts)
+        answers = gt.table[np.ix_(classes, pos.S)]
+        learns = ~(answers == answers[:, :1]).all(axis=1) | (answers[:, 0] == gt.win)
+        idle = [int(p) for p in classes[~learns]]  # questions that learn nothing here (every secret answers alike)
         probes, level_fill, _ = self._probes(pos, engine, b)
-        searched = set(probes.tolist())
-        idle = [int(p) for p in classes if int(p) not in searched]  # questions that learn nothing here
+        useful = ~np.isin(probes, idle)
+        probes, level_fill = probes[useful], level_fill[useful]
         value, best_probe = (None, -1)
         try:
             value, best_probe = self._position_value(pos, b, deadline)

@@ -226,3 +226,13 @@ def test_cli_table_move_and_json(tmp_path):
     secrets.write_text("0123\n0123\n")
     r = run_cli("analyse", "--game", "mastermind:4x6", "--secrets", str(secrets))
     assert r.returncode == 2 and "line 2: 0123 is on line 1 already" in r.stderr
+
+
+def test_a_question_that_learns_nothing_costs_one_more_per_secret():
+    """0123 again after 0123:0,1 splits nothing (the engine's scan keeps it on some sets): the same set one question
+    later, its value plus one question per secret."""
+    gt = table("bulls:4x7")
+    pos = position_from_history(gt, [("0123", "0,1")])
+    analysis = Analyser(gt).analyse(pos, lines=False)
+    again = next(r for r in analysis.rows if r.code == "0123")
+    assert again.exact and again.lower == (analysis.best.lower[0] + pos.n,) and again.parts == [("0,1", pos.n)]
