@@ -56,18 +56,26 @@ class Advisor:
         else the question with the least proven upper bound of the engine's best candidate and `alternative`
         (a complete strategy's first question and total, such as a tree's), with bounds. Row fields (as
         `search.analyse.row_json`) plus `proven_best` and the position's lower bound."""
-        from ..search.analyse import row_json, value_fields
+        from ..search.analyse import class_representatives, row_json, value_fields
 
         pos = self.position(history)
         deadline = time.perf_counter() + budget
         analysis = self.analyser().analyse(pos, top=1, deadline=deadline, lines=False, quick=True)
-        row = row_json(analysis.rows[0], "total", pos.n)
+        best = analysis.rows[0]
         lower = analysis.best_lower[0]
-        if analysis.best is None and alternative is not None:
-            other = alternative()
-            if other is not None and (row["upper"] is None or other[1] < row["upper"]["total"]):
-                row = self._row_of(pos, other[0], lower, other[1])
-        proven = analysis.best is not None or (row["exact"] and row["total"] == lower)
+        other = alternative() if alternative is not None and not best.exact else None
+        if other is not None and (best.upper is None or other[1] < best.upper[0]):
+            gt = self.analyser().gt
+            if class_representatives(pos)[gt.index(self.game.read_code(other[0]))] == best.probe:
+                best.upper = (other[1],)  # the same class: a tree's play of it bounds its value
+            elif analysis.best is None:
+                return self._hint_of(pos, self._row_of(pos, other[0], lower, other[1]), False, lower)
+        return self._hint_of(pos, row_json(best, "total", pos.n), analysis.best is not None, lower)
+
+    def _hint_of(self, pos, row: dict, proven: bool, lower: int) -> dict:
+        from ..search.analyse import value_fields
+
+        proven = proven or (row["exact"] and row["total"] == lower)
         return {**row, "candidates": pos.n, "proven_best": proven, "position_lower": value_fields("total", (lower,))}
 
     def _row_of(self, pos, code: str, lower: int, upper: int) -> dict:
@@ -77,6 +85,7 @@ class Advisor:
         analyser = self.analyser()
         row = analyser.row(pos, analyser.gt.index(self.game.read_code(code)))
         row.lower, row.upper = (lower,), (upper,)
+        row.class_size = None
         return row_json(row, "total", pos.n)
 
     def grade(self, history: list[tuple[str, str]], code: str, budget: float = ADVICE_SECONDS) -> dict:

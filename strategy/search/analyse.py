@@ -38,7 +38,8 @@ from .solve import GREEDY_FALLBACKS, tt_bits_for
 
 ANALYSE_OBJECTIVES = ("total", "worst")
 LINE_STEPS = 6  # questions shown of a question's best line (it follows the largest part)
-SEARCH_SHARE = 0.75  # of a budget, what the searches may take: the rest prices greedy trees for the upper bounds
+SEARCH_SHARE = 0.75  # of a budget, what the searches may take: the rest for the bounds of what they did not finish
+LOOKAHEAD_LEVELS = 2  # a position whose search did not finish is bounded by this many levels of lookahead (quick)
 
 
 class PositionError(GameError):
@@ -428,6 +429,27 @@ class Analyser:
         cheap = self._cheap_lower(pos, probe, b)
         return (max(known[0], cheap),) if self.objective == "total" else (known[0], max(known[1], cheap))
 
+    def _lookahead(self, pos: Position, b: int, deadline: float | None) -> int | None:
+        """A lower bound of the position's value (engine units) by LOOKAHEAD_LEVELS levels of lookahead
+        (`search.lookahead`), or None if the deadline comes first."""
+        import threading
+
+        from .lookahead import Lookahead
+
+        look = Lookahead(self.gt, objectives.total())
+        if not pos.symmetric:
+            look.engine.perms = np.empty((0, self.gt.game.length), dtype=np.int64)
+        timer = threading.Timer(max(0.0, deadline - time.perf_counter()), look.request_stop) if deadline else None
+        if timer is not None:
+            timer.start()
+        try:
+            return look.bound(pos.S, pos.d, b, pos.probes, LOOKAHEAD_LEVELS)
+        except Stopped:
+            return None
+        finally:
+            if timer is not None:
+                timer.cancel()
+
     def _cheap_lower(self, pos: Position, probe: int, b: int) -> int:
         """A proven lower bound of the question's total (engine units) with no search: the sum of its parts' own
         bounds (`Engine.bound_set`: level filling, the transposition table, a scan), plus the question itself."""
@@ -510,6 +532,10 @@ class Analyser:
                 row.lower = self._with_cheap(pos, probe, b, known) if on_time else known
             rows.append(row)
         least = min([r.lower for r in rows] + left_out) if rows or left_out else (0,)
+        if value is None and self.objective == "total" and (final is None or time.perf_counter() < final):
+            ahead = self._lookahead(pos, b, final)  # no question can do better than the position's value
+            if ahead is not None and (ahead,) > least:
+                least = (ahead,)  # raises every question's bound, once the listing is ordered by their own
         step = (pos.n,) if self.objective == "total" else (1, pos.n)
         for probe in idle:  # the same set one question later: the position's value plus one question per secret
             row = self.row(pos, probe)
@@ -520,6 +546,9 @@ class Analyser:
         if top is not None:
             left_out += [r.lower for r in rows[top:]]
             rows = rows[:top]
+        for row in rows:
+            row.lower = max(row.lower, least)
+        left_out = [max(v, least) for v in left_out]
         for row in rows:
             if row.upper is None and row.probe in idle:
                 best_upper = min((r.upper for r in rows if r.upper is not None and r.probe not in idle), default=None)
