@@ -171,7 +171,7 @@ def result_tables(prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> s
     return "\n\n".join(p.read_text().rstrip() for p in paths) or "(not run yet)"
 
 
-TABLES = ("race-", "league-", "frontier-")
+TABLES = ("race-", "league-", "frontier-", "first-")
 
 
 def block_benchmarks() -> str:
@@ -188,6 +188,7 @@ BLOCKS = {
     "race": lambda: result_tables(("race-",)),
     "league": lambda: result_tables(("league-",)),
     "frontier": lambda: result_tables(("frontier-",)),
+    "first-questions": lambda: result_tables(("first-",)),
 }
 PATTERN = re.compile(r"(<!-- begin (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 

@@ -56,7 +56,7 @@ class Advisor:
         else the question with the least proven upper bound of the engine's best candidate and `alternative`
         (a complete strategy's first question and total, such as a tree's), with bounds. Row fields (as
         `search.analyse.row_json`) plus `proven_best` and the position's lower bound."""
-        from ..search.analyse import class_representatives, row_json, value_fields
+        from ..search.analyse import class_representatives, row_json
 
         pos = self.position(history)
         deadline = time.perf_counter() + budget

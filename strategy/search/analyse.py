@@ -532,10 +532,6 @@ class Analyser:
                 row.lower = self._with_cheap(pos, probe, b, known) if on_time else known
             rows.append(row)
         least = min([r.lower for r in rows] + left_out) if rows or left_out else (0,)
-        if value is None and self.objective == "total" and (final is None or time.perf_counter() < final):
-            ahead = self._lookahead(pos, b, final)  # no question can do better than the position's value
-            if ahead is not None and (ahead,) > least:
-                least = (ahead,)  # raises every question's bound, once the listing is ordered by their own
         step = (pos.n,) if self.objective == "total" else (1, pos.n)
         for probe in idle:  # the same set one question later: the position's value plus one question per secret
             row = self.row(pos, probe)
@@ -546,15 +542,25 @@ class Analyser:
         if top is not None:
             left_out += [r.lower for r in rows[top:]]
             rows = rows[:top]
+        # what the searches did not finish: the first question's upper bound, then the position's lookahead bound
+        # (every question is at least that: raised once the listing is ordered by their own), then the others'
+        on_time = lambda: final is None or time.perf_counter() < final  # noqa: E731
+        if rows and rows[0].upper is None and rows[0].probe not in idle:
+            rows[0].upper = self._greedy_upper(pos, rows[0].probe, quick)
+        if value is None and self.objective == "total" and on_time():
+            ahead = self._lookahead(pos, b, final)
+            if ahead is not None and (ahead,) > least:
+                least = (ahead,)
         for row in rows:
-            row.lower = max(row.lower, least)
+            row.lower = max(row.lower, tuple(v + s for v, s in zip(least, step)) if row.probe in idle else least)
         left_out = [max(v, least) for v in left_out]
         for row in rows:
-            if row.upper is None and row.probe in idle:
-                best_upper = min((r.upper for r in rows if r.upper is not None and r.probe not in idle), default=None)
-                row.upper = None if best_upper is None else tuple(v + s for v, s in zip(best_upper, step))
-            elif row.upper is None and (final is None or time.perf_counter() < final):
+            if row.upper is None and row.probe not in idle and on_time():
                 row.upper = self._greedy_upper(pos, row.probe, quick)
+        best_upper = min((r.upper for r in rows if r.upper is not None and r.probe not in idle), default=None)
+        for row in rows:
+            if row.upper is None and row.probe in idle and best_upper is not None:
+                row.upper = tuple(v + s for v, s in zip(best_upper, step))
             row.class_size = int(counts[row.probe])
             row.lower = self._units(pos, row.lower)
             row.upper = None if row.upper is None else self._units(pos, row.upper)

@@ -105,7 +105,7 @@ def test_the_coach_compares_like_with_like(browser, pages):  # noqa: F811
             continue
         grade = analyser.grade(pos, questions[i])
         best = grade.best.best
-        assert f"yours: parts" in text and f"· {grade.row.lower[0] / pos.n:.2f} (exact)" in text
+        assert "yours: parts" in text and f"· {grade.row.lower[0] / pos.n:.2f} (exact)" in text
         assert f"· {best.lower[0] / pos.n:.2f} (exact)" in text and "the best, " in text
         break
     else:

@@ -187,6 +187,12 @@ def test_a_budget_gives_bounds_around_the_values(bulls4):
         assert row.lower <= exact[row.code]
         assert row.upper is None or exact[row.code] <= row.upper
     assert bounded.best_lower <= min(exact.values())
+    exact = {r.code: r.lower for r in Analyser(bulls4, "worst").analyse(pos, lines=False).rows}
+    bounded = Analyser(bulls4, "worst").analyse(pos, deadline=time.perf_counter() + 0.02, lines=False)
+    assert any(not row.exact for row in bounded.rows)
+    for row in bounded.rows:  # each part of a bound holds by itself (see Analyser._question_value)
+        assert row.lower[0] <= exact[row.code][0] and row.lower[1] <= exact[row.code][1]
+        assert row.upper is None or exact[row.code][0] <= row.upper[0]
 
 
 @pytest.mark.parametrize("history,message", [
