@@ -39,6 +39,7 @@ from .solve import GREEDY_FALLBACKS, tt_bits_for
 ANALYSE_OBJECTIVES = ("total", "worst")
 LINE_STEPS = 6  # questions shown of a question's best line (it follows the largest part)
 SEARCH_SHARE = 0.75  # of a budget, what the searches may take: the rest for the bounds of what they did not finish
+DEPTH_TT_BITS = 21  # the transposition table of each depth-bounded engine of the worst objective (64 MB at most)
 LOOKAHEAD_LEVELS = 2  # a position whose search did not finish is bounded by this many levels of lookahead (quick)
 
 
@@ -286,7 +287,8 @@ class Analyser:
         key = (costs.key, symmetric)
         if key not in self._engines:
             gt = self.gt
-            engine = Engine(gt, Spec(gt.game, costs, False, tt_bits_for(gt.size)))
+            bits = tt_bits_for(gt.size) if costs.cap is None else min(tt_bits_for(gt.size), DEPTH_TT_BITS)
+            engine = Engine(gt, Spec(gt.game, costs, False, bits))
             if not symmetric:  # no position permutation: only the relabelling of absent symbols is left
                 engine.perms = np.empty((0, gt.game.length), dtype=np.int64)
             self._engines[key] = engine
@@ -296,8 +298,6 @@ class Analyser:
                deadline: float | None = None) -> tuple[int, int]:
         """Engine.solve at the position: (value, probe) below beta, else (bound, -1)."""
         return solve_set(engine, pos.S, pos.d, pos.probes, beta, b, probe, deadline)
-    def branching(self, pos: Position) -> int:
-        return self.engine(objectives.total(), pos.symmetric).branching(pos.S)
 
     # -- what a question does ------------------------------------------------------------------------
     def row(self, pos: Position, probe: int) -> Row:
@@ -318,7 +318,6 @@ class Analyser:
     def _further(self, pos: Position, total: int) -> int:
         """An engine total (every question counted from the start) as further questions from the position."""
         return total - pos.d * pos.n
-
 
     def line(self, pos: Position, probe: int, deadline: float | None = None) -> list[tuple[str, str, int]]:
         """The best line from a question: (question, answer, secrets left) along its largest part, the best
