@@ -85,6 +85,8 @@ def test_the_coach_compares_like_with_like(browser, pages):  # noqa: F811
     game = gt.game
     browser.find_element(By.CSS_SELECTOR, "nav button[data-tab=you]").click()
     box = browser.find_element(By.ID, "you-input")
+    browser.find_element(By.ID, "you-hint").click()
+    assert browser.find_element(By.ID, "you-msg").text.startswith("Hint: 0123, the tree's question: 5.21 questions")
     questions = ["0123", "4567", "8901", "2345"]
     history = []
     for q in questions:
@@ -108,5 +110,13 @@ def test_the_coach_compares_like_with_like(browser, pages):  # noqa: F811
         assert "yours: parts" in text and f"· {grade.row.lower[0] / pos.n:.2f} (exact)" in text
         assert f"· {best.lower[0] / pos.n:.2f} (exact)" in text and "the best, " in text
         break
+    pos = position_from_history(gt, history)
+    if 3 <= pos.n <= 32:
+        browser.find_element(By.ID, "you-hint").click()
+        best = analyser.analyse(pos, top=1, lines=False).best
+        hint = browser.find_element(By.ID, "you-msg").text
+        assert hint.endswith(f"the best question: {best.lower[0] / pos.n:.2f} questions on average from here, this "
+                             "one included (exact).")
+        assert analyser.grade(pos, hint.split()[1].rstrip(",")).cost() == ((0,), (0,))
     else:
         pytest.fail(f"no comparison with few secrets: {rows}")
