@@ -17,6 +17,8 @@ from ..rules import Game, GameError
 
 ADVICE_SECONDS = 1.0  # a hint, a grade or an off-tree question: exact when the search finishes within it
 ANALYSE_SECONDS = 5.0  # `analyse` in play (every question valued: longer, and asked for)
+COACH_MAX_CODES = 10_000  # defence grades every question unasked in games up to this size (a feedback table of
+# 100 MB at most, built while the person types); larger ones (up to the engine's limit) on request only
 ADVICE_COMMANDS = ("hint", "analyse", "analyze", "grade")
 _ADVISORS: dict[Game, "Advisor"] = {}
 _ADVISORS_LOCK = threading.Lock()
@@ -41,8 +43,15 @@ class Advisor:
             return self._analyser
 
     def preload(self) -> None:
-        """Load the engine in a background thread (a person reads and types meanwhile)."""
-        threading.Thread(target=self.analyser, daemon=True, name="advice-engine").start()
+        """Load the engine in a background thread (a person reads and types meanwhile); a failure there is told
+        when advice is asked."""
+        def load() -> None:
+            try:
+                self.analyser()
+            except Exception:
+                pass
+
+        threading.Thread(target=load, daemon=True, name="advice-engine").start()
 
     def position(self, history: list[tuple[str, str]]):
         from ..search.analyse import position_from_history

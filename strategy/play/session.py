@@ -361,6 +361,7 @@ def defence(game: Game, channel: Channel, secret: Code, coach: bool = False) -> 
     against the best one at its position (a `grade` event after its answer)."""
     channel.emit(_ready("defence", game, None, None))
     asked: list[dict] = []
+    coach = coach and game.count() <= advice.COACH_MAX_CODES
     if coach:
         advice.advisor_for(game).preload()
     try:
