@@ -3,7 +3,7 @@
 Usage: python tools/first_questions.py [--budget SECONDS] [--game SPEC ...] [--write]
 
 For every game with a shipped least-total tree (trees/*-total.json, any probe) of at most 10,000 codes, or the
---game ones: `strategy analyse` at the empty history (search.analyse), one process, each game within --budget
+--game ones (of any size): `strategy analyse` at the empty history (search.analyse), one process, each game within --budget
 seconds. A first question whose search does not finish keeps proven bounds: the lower one raised by two levels of
 lookahead over its parts (search.lookahead, sets of up to 200 secrets searched exactly), the upper one the cheaper of
 a greedy tree asking it first and, for the shipped tree's first question, that tree (its cost as the game prices it).
@@ -27,14 +27,15 @@ LOOKAHEAD_EXACT_BELOW = 200
 LOOKAHEAD_SHARE = 0.25  # of the budget, after the analysis, for the lookahead bounds of the questions left open
 
 
-def solved_games() -> list[tuple[str, str]]:
-    """(game spec, tree file) of every shipped least-total tree (any probe) of at most MAX_CODES codes."""
+def solved_games(limit: int | None = MAX_CODES) -> list[tuple[str, str]]:
+    """(game spec, tree file) of every shipped least-total tree (any probe) of at most `limit` codes."""
     from strategy.tree import format as tree_io
 
     out = []
     for path in sorted((ROOT / "trees").glob("*-total.json")):
         doc = tree_io.load(path)
-        if doc.objective == "total" and not doc.generator.get("consistent_only") and doc.game.count() <= MAX_CODES:
+        if doc.objective == "total" and not doc.generator.get("consistent_only") and \
+                (limit is None or doc.game.count() <= limit):
             out.append((doc.game.spec, path.name))
     return sorted(out, key=lambda g: (tree_io.load(ROOT / "trees" / g[1]).game.count(), g[0]))
 
@@ -117,15 +118,15 @@ def main() -> int:
     parser.add_argument("--budget", type=positive_seconds, default=1800.0, metavar="SECONDS",
                         help="the longest a game's table may take (default 1800)")
     parser.add_argument("--game", action="append", default=[], metavar="SPEC",
-                        help="only this game (repeatable; its shipped least-total tree is used)")
+                        help="only this game, of any size (repeatable; its shipped least-total tree is used)")
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/")
     args = parser.parse_args()
     games = solved_games()
     if args.game:
+        games = solved_games(None)
         unknown = [g for g in args.game if g not in dict(games)]
         if unknown:
-            raise SystemExit(f"first_questions.py: no shipped least-total tree of at most {MAX_CODES:,} codes for "
-                             f"{', '.join(unknown)}")
+            raise SystemExit(f"first_questions.py: no shipped least-total tree for {', '.join(unknown)}")
         games = [g for g in games if g[0] in args.game]
     from strategy.warmup import warm_up
 
