@@ -17,6 +17,8 @@ from ..rules import Game, GameError
 
 ADVICE_SECONDS = 1.0  # a hint, a grade or an off-tree question: exact when the search finishes within it
 ANALYSE_SECONDS = 5.0  # `analyse` in play (every question valued: longer, and asked for)
+HINT_SHARE = 0.5  # of a hint's time, what the search may take: the rest prices what it did not finish
+HINT_MARGIN = 0.9  # a hint's time: this share of its budget (the rest absorbs a loaded machine's delays)
 COACH_MAX_CODES = 10_000  # defence grades every question unasked in games up to this size (a feedback table of
 # 100 MB at most, built while the person types); larger ones (up to the engine's limit) on request only
 ADVICE_COMMANDS = ("hint", "analyse", "analyze", "grade")
@@ -65,20 +67,23 @@ class Advisor:
         else the question with the least proven upper bound of the engine's best candidate and `alternative`
         (a complete strategy's first question and total, such as a tree's), with bounds. Row fields (as
         `search.analyse.row_json`) plus `proven_best` and the position's lower bound."""
-        from ..search.analyse import class_representatives, row_json
+        from ..search.analyse import row_json
 
         pos = self.position(history)
-        deadline = time.perf_counter() + budget
-        analysis = self.analyser().analyse(pos, top=1, deadline=deadline, lines=False, quick=True)
-        best = analysis.rows[0]
-        lower = analysis.best_lower[0]
-        other = alternative() if alternative is not None and not best.exact else None
-        if other is not None and (best.upper is None or other[1] < best.upper[0]):
-            gt = self.analyser().gt
-            if class_representatives(pos)[gt.index(self.game.read_code(other[0]))] == best.probe:
-                best.upper = (other[1],)  # the same class: a tree's play of it bounds its value
-            elif analysis.best is None:
-                return self._hint_of(pos, self._row_of(pos, other[0], lower, other[1]), False, lower)
+        deadline = time.perf_counter() + HINT_MARGIN * budget
+        gt = self.analyser().gt
+
+        def incumbent() -> tuple[int, int] | None:
+            other = alternative() if alternative is not None else None
+            return None if other is None else (gt.index(self.game.read_code(other[0])), other[1])
+
+        analysis = self.analyser().analyse(pos, top=1, deadline=deadline, lines=False, quick=True, share=HINT_SHARE,
+                                           incumbent=incumbent)
+        best, lower = analysis.rows[0], analysis.best_lower[0]
+        known = analysis.incumbent
+        if analysis.best is None and known is not None and analysis.incumbent_class != best.probe and \
+                (best.upper is None or known[1] < best.upper[0]):  # the caller's strategy is the better bet
+            return self._hint_of(pos, self._row_of(pos, gt.code_str(known[0]), lower, known[1]), False, lower)
         return self._hint_of(pos, row_json(best, "total", pos.n), analysis.best is not None, lower)
 
     def _hint_of(self, pos, row: dict, proven: bool, lower: int) -> dict:

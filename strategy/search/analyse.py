@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -269,6 +269,8 @@ class Analysis:
     best_lower: tuple[int, ...]  # a lower bound of the position's value (its value when `best` is)
     complete: bool  # every row exact, and every question left out proven no better than the last one shown
     seconds: float = 0.0
+    incumbent: tuple[int, int] | None = None  # the caller's complete strategy, if asked for (see Analyser.analyse)
+    incumbent_class: int | None = None  # the lowest code of its first question's class
 
 
 class Analyser:
@@ -481,13 +483,17 @@ class Analyser:
 
     # -- the listing --------------------------------------------------------------------------------
     def analyse(self, pos: Position, top: int | None = None, deadline: float | None = None,
-                lines: bool = True, quick: bool = False) -> Analysis:
+                lines: bool = True, quick: bool = False, share: float = SEARCH_SHARE,
+                incumbent: Callable[[], tuple[int, int] | None] | None = None) -> Analysis:
         """Every inequivalent question of the position (or the `top` best), best first, each valued exactly or,
-        past the deadline, bounded. `quick`: one greedy rule for the upper bounds instead of two."""
+        past the deadline, bounded. `quick`: one greedy rule for the upper bounds instead of two; `share`: of the
+        time to the deadline, what the searches may take; `incumbent`: called when a search did not finish, a
+        complete strategy known to the caller (its first question, and its total of further questions), an upper
+        bound of its class (the analysis keeps it as `incumbent`)."""
         start = time.perf_counter()
         self.stopped = False
         gt = self.gt
-        final, deadline = deadline, None if deadline is None else start + SEARCH_SHARE * (deadline - start)
+        final, deadline = deadline, None if deadline is None else start + share * (deadline - start)
         engine = self.engine(objectives.total(), pos.symmetric)
         b = engine.branching(pos.S)
         reps = class_representatives(pos)
@@ -544,8 +550,16 @@ class Analyser:
         # what the searches did not finish: the first question's upper bound, then the position's lookahead bound
         # (every question is at least that: raised once the listing is ordered by their own), then the others'
         on_time = lambda: final is None or time.perf_counter() < final  # noqa: E731
-        if rows and rows[0].upper is None and rows[0].probe not in idle:
-            rows[0].upper = self._greedy_upper(pos, rows[0].probe, quick)
+        known = None
+        if incumbent is not None and not all(r.exact for r in rows):
+            known = incumbent()
+            if known is not None:
+                upper = self._engine_units(pos, (known[1],))
+                for row in rows:
+                    if row.probe == reps[known[0]] and (row.upper is None or upper < row.upper):
+                        row.upper = upper  # a complete strategy asking a question of this class
+        if rows and rows[0].upper is None and rows[0].probe not in idle and (known is None or on_time()):
+            rows[0].upper = self._greedy_upper(pos, rows[0].probe, quick)  # past the deadline only with no other
         if value is None and self.objective == "total" and on_time():
             ahead = self._lookahead(pos, b, final)
             if ahead is not None and (ahead,) > least:
@@ -573,7 +587,8 @@ class Analyser:
                 if row.exact and row.probe not in idle:
                     row.line = self.line(pos, row.probe, final)
         return Analysis(pos, self.objective, rows, len(classes), best, least,
-                        complete=best is not None and all(r.exact for r in rows), seconds=time.perf_counter() - start)
+                        complete=best is not None and all(r.exact for r in rows), seconds=time.perf_counter() - start,
+                        incumbent=known, incumbent_class=None if known is None else int(reps[known[0]]))
 
     def _probes(self, pos: Position, engine: Engine, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The canonical questions of the position that learn something, with their level-fill bounds, in the
