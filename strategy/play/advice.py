@@ -78,7 +78,7 @@ class Advisor:
             return None if other is None else (gt.index(self.game.read_code(other[0])), other[1])
 
         analysis = self.analyser().analyse(pos, top=1, deadline=deadline, lines=False, quick=True, share=HINT_SHARE,
-                                           incumbent=incumbent)
+                                           incumbent=incumbent, classes=False)
         best, lower = analysis.rows[0], analysis.best_lower[0]
         known = analysis.incumbent
         if analysis.best is None and known is not None and analysis.incumbent_class != best.probe and \
@@ -182,7 +182,7 @@ def value_text(row: dict, n: int) -> str:
     lo, hi = row["lower"], row["upper"]
     if "worst" not in lo:
         if row["exact"]:
-            return f"{lo['total']} questions in total (average {lo['total'] / n:.4f})"
+            return f"{lo['total']} question{'s' if lo['total'] != 1 else ''} in total (average {lo['total'] / n:.4f})"
         top = "?" if hi is None else hi["total"]
         return (f"between {lo['total']} and {top} questions in total (average "
                 f"{_average(lo['total'], None if hi is None else hi['total'], n)}; proven bounds)")

@@ -263,7 +263,7 @@ class Analysis:
     position: Position
     objective: str
     rows: list[Row]
-    classes: int  # inequivalent questions at the position
+    classes: int | None  # inequivalent questions at the position (None: not counted)
     best: Row | None  # the best question when it is proven best (no other can beat it; its value may be bounded
     # only, when it is the only question or the others' bounds are higher)
     best_lower: tuple[int, ...]  # a lower bound of the position's value (its value when `best` is)
@@ -484,27 +484,38 @@ class Analyser:
     # -- the listing --------------------------------------------------------------------------------
     def analyse(self, pos: Position, top: int | None = None, deadline: float | None = None,
                 lines: bool = True, quick: bool = False, share: float = SEARCH_SHARE,
-                incumbent: Callable[[], tuple[int, int] | None] | None = None) -> Analysis:
+                incumbent: Callable[[], tuple[int, int] | None] | None = None, classes: bool = True) -> Analysis:
         """Every inequivalent question of the position (or the `top` best), best first, each valued exactly or,
         past the deadline, bounded. `quick`: one greedy rule for the upper bounds instead of two; `share`: of the
         time to the deadline, what the searches may take; `incumbent`: called when a search did not finish, a
         complete strategy known to the caller (its first question, and its total of further questions), an upper
-        bound of its class (the analysis keeps it as `incumbent`)."""
+        bound of its class (the analysis keeps it as `incumbent`). With `classes` False (a hint: `top` 1), the
+        classes are not counted nor sized (they cost a pass over every code), and the questions that learn nothing
+        are left out."""
         start = time.perf_counter()
         self.stopped = False
         gt = self.gt
         final, deadline = deadline, None if deadline is None else start + share * (deadline - start)
         engine = self.engine(objectives.total(), pos.symmetric)
         b = engine.branching(pos.S)
-        reps = class_representatives(pos)
-        counts = np.bincount(reps, minlength=gt.size)
-        classes = np.flatnonzero(counts)
-        answers = gt.table[np.ix_(classes, pos.S)]
-        learns = ~(answers == answers[:, :1]).all(axis=1) | (answers[:, 0] == gt.win)
-        idle = [int(p) for p in classes[~learns]]  # questions that learn nothing here (every secret answers alike)
         probes, level_fill, _ = self._probes(pos, engine, b)
-        useful = ~np.isin(probes, idle)
-        probes, level_fill = probes[useful], level_fill[useful]
+        known_reps: list[np.ndarray] = []
+
+        def class_reps() -> np.ndarray:  # computed once, when needed
+            if not known_reps:
+                known_reps.append(class_representatives(pos))
+            return known_reps[0]
+
+        if classes:
+            counts = np.bincount(class_reps(), minlength=gt.size)
+            every = np.flatnonzero(counts)
+        else:
+            counts, every = None, probes
+        answers = gt.table[np.ix_(every, pos.S)]
+        learns = ~(answers == answers[:, :1]).all(axis=1) | (answers[:, 0] == gt.win)
+        idle = [int(p) for p in every[~learns]] if classes else []  # questions that learn nothing here
+        keep = ~np.isin(probes, idle) if classes else learns
+        probes, level_fill = probes[keep], level_fill[keep]
         value, best_probe = (None, -1)
         try:
             value, best_probe = self._position_value(pos, b, deadline)
@@ -556,7 +567,7 @@ class Analyser:
             if known is not None:
                 upper = self._engine_units(pos, (known[1],))
                 for row in rows:
-                    if row.probe == reps[known[0]] and (row.upper is None or upper < row.upper):
+                    if row.probe == class_reps()[known[0]] and (row.upper is None or upper < row.upper):
                         row.upper = upper  # a complete strategy asking a question of this class
         if rows and rows[0].upper is None and rows[0].probe not in idle and (known is None or on_time()):
             rows[0].upper = self._greedy_upper(pos, rows[0].probe, quick)  # past the deadline only with no other
@@ -574,7 +585,7 @@ class Analyser:
         for row in rows:
             if row.upper is None and row.probe in idle and best_upper is not None:
                 row.upper = tuple(v + s for v, s in zip(best_upper, step))
-            row.class_size = int(counts[row.probe])
+            row.class_size = None if counts is None else int(counts[row.probe])
             row.lower = self._units(pos, row.lower)
             row.upper = None if row.upper is None else self._units(pos, row.upper)
         least = self._units(pos, least)
@@ -586,9 +597,9 @@ class Analyser:
             for row in rows:
                 if row.exact and row.probe not in idle:
                     row.line = self.line(pos, row.probe, final)
-        return Analysis(pos, self.objective, rows, len(classes), best, least,
+        return Analysis(pos, self.objective, rows, None if counts is None else len(every), best, least,
                         complete=best is not None and all(r.exact for r in rows), seconds=time.perf_counter() - start,
-                        incumbent=known, incumbent_class=None if known is None else int(reps[known[0]]))
+                        incumbent=known, incumbent_class=None if known is None else int(class_reps()[known[0]]))
 
     def _probes(self, pos: Position, engine: Engine, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The canonical questions of the position that learn something, with their level-fill bounds, in the
