@@ -101,20 +101,21 @@ def hints(count: int) -> list[list[str]]:
 
 def main() -> int:
     parser = Parser(description=__doc__.split("\n")[0])
-    parser.add_argument("--hints", type=int_in(1, 10_000, "--hints"), default=100, metavar="N",
-                        help="random positions per game for the hint's time (default 100)")
+    parser.add_argument("--hints", type=int_in(0, 10_000, "--hints"), default=100, metavar="N",
+                        help="random positions per game for the hint's time (default 100; 0: none)")
     parser.add_argument("--write", action="store_true", help="save the tables in tools/results/")
     args = parser.parse_args()
     from strategy.warmup import warm_up
 
     warm_up("analyse")
-    hint_rows = hints(args.hints)
+    hint_rows = hints(args.hints) if args.hints else []
     rows, sentence = second_questions()
     if args.write:
         write_table("analyse", "Every second question of bulls 4 of 10 valued exactly (tools/bench_analyse.py)",
                     ["answer to 0123", "secrets", "questions", "best (total)", "worst (total)", "time"], rows,
                     f"One process, one analyser for every position, compiled before the clock starts: {sentence} "
                     "Totals count further questions from the second one, the last included.")
+    if args.write and hint_rows:
         write_table("analyse-hint", "The hint at random positions of the classic games (tools/bench_analyse.py)",
                     ["game", "positions", "longest", "median", "proven best", "engine load"], hint_rows,
                     "As `strategy play` gives it: exact when the search finishes within its one-second budget, else "
