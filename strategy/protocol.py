@@ -4,7 +4,7 @@ Standard library only, so a bot, a GUI or a referee can use it without the engin
 
     from strategy.protocol import Player
 
-    with Player.start("trees/bulls-4x10-total.json") as me:
+    with Player.start("bulls:4x10") as me:
         question = me.next("question")              # Event(question, code='0123', candidates=5040, ...)
         events = me.answer(1, 2)                     # everything up to the player's next await
         ...

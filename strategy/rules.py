@@ -14,7 +14,8 @@ from typing import Iterator, Sequence
 
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 GAME_NAMES = ("bulls", "mastermind")
-MAX_CODES = 1_000_000  # the one size limit: every command enumerates the codes (player, verifier, builders)
+MAX_CODES = 1_000_000  # the size limit of every command that enumerates the codes as Python values (tree files, builders)
+MAX_LIVE_CODES = 10_000_000  # play without a tree (live play, defence, race): codes in NumPy arrays, never a table
 MAX_TABLE_CODES = 50_000  # the exact engine and noisy mode keep an N×N answer table (engine.table)
 
 Code = tuple[int, ...]
@@ -75,8 +76,17 @@ class Game:
         if not self.leading_zero and self.symbols < 2:
             raise GameError("no-leading-zero needs at least 2 symbols")
         count = self.count()
-        if count > MAX_CODES:
-            raise GameError(f"{self.spec} has {count:,} codes; this tool handles games of up to {MAX_CODES:,} codes")
+        if count > MAX_LIVE_CODES:  # beyond every mode: refused before any work
+            raise GameError(f"{self.spec} has {count:,} codes; this tool handles games of up to {MAX_CODES:,} codes "
+                            f"(play without a tree: up to {MAX_LIVE_CODES:,})")
+
+    def check_size(self, limit: int = MAX_CODES) -> "Game":
+        """This game, or GameError when it has more codes than `limit` (what a command can enumerate)."""
+        count = self.count()
+        if count > limit:
+            more = f" (play without a tree: up to {MAX_LIVE_CODES:,})" if limit < MAX_LIVE_CODES else ""
+            raise GameError(f"{self.spec} has {count:,} codes; this tool handles games of up to {limit:,} codes{more}")
+        return self
 
     # -- naming -----------------------------------------------------------
     @property
@@ -114,7 +124,7 @@ class Game:
         lz = obj.get("leading_zero", True)
         if not isinstance(lz, bool):
             raise GameError("'game.leading_zero' must be true or false")
-        return cls(str(name), length, symbols, lz)
+        return cls(str(name), length, symbols, lz).check_size()  # a tree file is read as Python values
 
     # -- codes ------------------------------------------------------------
     def codes(self) -> list[Code]:
@@ -132,6 +142,54 @@ class Game:
         if not self.leading_zero:
             total = total * (k - 1) // k
         return total
+
+    def is_code(self, code: Sequence[int]) -> bool:
+        """True when `code` is a legal secret and probe of this game (live play checks codes it never listed)."""
+        if len(code) != self.length or any(not 0 <= x < self.symbols for x in code):
+            return False
+        if self.distinct and len(set(code)) != len(code):
+            return False
+        return self.leading_zero or code[0] != 0
+
+    def rank(self, code: Sequence[int]) -> int:
+        """The index of `code` in `codes()` (its rank in lexicographic order), or -1 when it is not a code."""
+        if not self.is_code(code):
+            return -1
+        n, k = self.length, self.symbols
+        r = 0
+        if not self.distinct:
+            for x in code:
+                r = r * k + x
+            return r
+        used = 0
+        for j, x in enumerate(code):
+            below = x - bin(used & ((1 << x) - 1)).count("1")  # free symbols below x
+            r += below * _falling(k - j - 1, n - j - 1)
+            used |= 1 << x
+        if not self.leading_zero:
+            r -= _falling(k - 1, n - 1)  # the codes that start with 0 come first and are not codes here
+        return r
+
+    def code_at(self, index: int) -> Code:
+        """The code of rank `index` (the inverse of `rank`): a random secret needs no list of every code."""
+        n, k = self.length, self.symbols
+        if not 0 <= index < self.count():
+            raise GameError(f"no code of rank {index} in {self.spec}")
+        if not self.distinct:
+            out = []
+            for _ in range(n):
+                index, x = divmod(index, k)
+                out.append(x)
+            return tuple(reversed(out))
+        if not self.leading_zero:
+            index += _falling(k - 1, n - 1)
+        free = list(range(k))
+        out = []
+        for j in range(n):
+            block = _falling(k - j - 1, n - j - 1)
+            i, index = divmod(index, block)
+            out.append(free.pop(i))
+        return tuple(out)
 
     def code_strings(self) -> frozenset[str]:
         """Every code as written (for fast validation of stored trees)."""
@@ -195,8 +253,17 @@ class Game:
         return f"{answer[0]},{answer[1]}"
 
 
+def _falling(a: int, b: int) -> int:
+    """a (a-1) ... (a-b+1): the codes of b distinct symbols drawn from a."""
+    out = 1
+    for i in range(b):
+        out *= a - i
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def _codes(game: Game) -> list[Code]:
+    game.check_size()  # a list of tuples: larger games live in NumPy arrays (play.candidates)
     rng = range(game.symbols)
     if game.distinct:
         it: Iterator[Code] = itertools.permutations(rng, game.length)
@@ -334,8 +401,9 @@ def _answer_set(game: Game) -> frozenset[Answer]:
 _SPEC = re.compile(r"(bulls|mastermind):([0-9]{1,3})x([0-9]{1,3})(?::(nz))?")
 
 
-def parse_game(spec: str) -> Game:
-    """Read `bulls:4x10`, `bulls:4x10:nz` or `mastermind:4x6`; GameError with a one-line reason."""
+def parse_game(spec: str, limit: int = MAX_CODES) -> Game:
+    """Read `bulls:4x10`, `bulls:4x10:nz` or `mastermind:4x6`; GameError with a one-line reason, also for a
+    game of more than `limit` codes (MAX_LIVE_CODES for play without a tree)."""
     text = spec.strip().lower()
     shown = spec.strip()[:40]
     m = _SPEC.fullmatch(text)
@@ -346,4 +414,4 @@ def parse_game(spec: str) -> Game:
         if len(parts) == 3 and parts[2] != "nz":
             raise GameError(f"unknown option {parts[2][:20]!r} in game spec {shown!r} (only nz)")
         raise GameError(f"bad size {parts[1][:20]!r} in game spec {shown!r} (expected LENGTHxSYMBOLS, e.g. 4x10)")
-    return Game(m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) is None)
+    return Game(m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) is None).check_size(limit)

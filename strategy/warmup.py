@@ -12,7 +12,7 @@ from __future__ import annotations
 
 WARM_UP_GAME = "bulls:3x8"  # 336 codes: the solve driver splits it, and every kernel path is reached
 PARTS = {"search": "the search engine", "builder": "the tree builder", "bound": "the bound kernels",
-         "analyse": "the analysis engine"}
+         "fallback": "the greedy fallback of an interrupted solve", "analyse": "the analysis engine"}
 
 
 def ready(part: str, strategy: str = "entropy") -> bool:
@@ -20,7 +20,9 @@ def ready(part: str, strategy: str = "entropy") -> bool:
     from .engine import compiled, exact, greedy
 
     if part == "search":
-        return compiled(exact, "solve") and compiled(greedy, "build_steps")
+        return compiled(exact, "solve") and compiled(exact, "choose")
+    if part == "fallback":
+        return compiled(greedy, "build_steps")
     if part == "builder":
         return all(compiled(greedy, kernel) for kernel in ("build_steps", "probe_scores"))
     if part == "bound":
@@ -41,6 +43,11 @@ def warm_up(part: str, strategy: str = "entropy") -> None:
     game = parse_game(WARM_UP_GAME)
     if part == "search":
         _search(game)
+    elif part == "fallback":  # an interrupted solve's best tree falls back on greedy trees where it searched none
+        from .engine.table import game_codes
+        from .search.solve import GREEDY_FALLBACKS
+
+        _greedy(game_codes(game), GREEDY_FALLBACKS[0])
     elif part == "builder":
         _builder(game, strategy)
     elif part == "bound":
@@ -55,21 +62,51 @@ def warm_up(part: str, strategy: str = "entropy") -> None:
         raise ValueError(f"no warm-up for {part!r}")
 
 
+def in_background(part: str) -> None:
+    """Compile `part` in a process of its own, at low priority, unless numba's cache holds it: for kernels a command
+    may need later (an interrupted solve's greedy fallback), compiled on the other core while it works. The process
+    outlives the command if it must: what it compiles is kept in the cache for the next run."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    if ready(part):
+        return
+    # one such process at a time (a first run of the tests starts many solves at once): a marker in the cache folder
+    marker = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or os.path.expanduser("~"), f".warming-{part}")
+    try:
+        if time.time() - os.path.getmtime(marker) < 600:
+            return
+    except OSError:
+        pass
+    try:
+        with open(marker, "w"):
+            pass
+    except OSError:
+        return
+    code = (f"import os; os.nice(10); from strategy import warmup\ntry: warmup.warm_up({part!r})\n"
+            f"finally: os.unlink({marker!r})")
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds this package
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")])))
+    subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+
+
 def _search(game) -> None:
     """Solve a small game in this process with the driver splitting it; then what a solve calls besides: the
-    greedy fallback of an interrupted solve's best tree, the worst-case objectives' first depth, and both kernels
-    of a set's branching (a probe task's extraction calls it)."""
+    worst-case objectives' first depth, and both kernels of a set's branching (a probe task's extraction calls
+    it). The greedy fallback of an interrupted solve is a part of its own, compiled beside (`in_background`)."""
     import numpy as np
 
     from .engine import exact
     from .engine.searcher import Engine, Spec
-    from .engine.table import game_codes, game_table
+    from .engine.table import game_table
     from .search import objectives
-    from .search.solve import GREEDY_FALLBACKS, Resources, min_depth_bound, solve_game
+    from .search.solve import Resources, min_depth_bound, solve_game
 
     gt = game_table(game)
     solve_game(gt, "total", Resources(jobs=1, plan="coarse"), progress=False)
-    _greedy(game_codes(game), GREEDY_FALLBACKS[0])
     min_depth_bound(gt)
     engine = Engine(gt, Spec(game, objectives.total(), False, tt_bits=4))
     for n in (exact.BYTES_MAX, gt.size):

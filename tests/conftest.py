@@ -16,7 +16,7 @@ import pytest
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
-TREES = ROOT / "trees"
+TREES = ROOT / "strategy" / "trees"  # the shipped trees (package data)
 
 
 def import_tool(name: str) -> types.ModuleType:

@@ -1,7 +1,8 @@
-"""Every tree in trees/ solves every secret, and shows the figures its proof claims."""
+"""Every tree in strategy/trees/ solves every secret, and shows the figures its proof claims."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -23,7 +24,7 @@ EXPECTED = {
     "bulls-4x10-total.json": {"total": 26274, "worst": 7},
     "mastermind-4x6-total.json": {"total": 5625},
     "mastermind-4x6-total-within-5.json": {"total": 5626, "worst": 5},
-    "bulls-4x10-worst-then-fewest.json": {"worst": 7},
+    "bulls-4x10-worst-then-fewest.json.gz": {"worst": 7},
 }
 
 
@@ -33,12 +34,25 @@ def tool():
     return import_tool("regenerate_trees")
 
 
+@pytest.fixture(scope="module")
+def checkout(tool):
+    """The tool's steps on the checkout's own folders (read here, never written)."""
+    return tool.Regenerator()
+
+
+def in_folder(tool, folder: Path, **changed):
+    """The tool's steps on a checkout's folders laid out in `folder` (stores, progress, partial, trees): its files
+    are the test's own. `changed` are other fields of the Regenerator, or other Paths (`stores=...`)."""
+    fields = {key: changed.pop(key) for key in ("frontier", "chunk_bytes") if key in changed}
+    return tool.Regenerator(dataclasses.replace(tool.Paths.under(folder), **changed), **fields)
+
+
 SHIPPED = sorted(p.name for p in TREES.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
 def test_all_promised_trees_are_shipped():
     assert set(SHIPPED) >= {
-        "bulls-3x10-total.json", "bulls-4x10-total.json", "bulls-4x10-worst-then-fewest.json",
+        "bulls-3x10-total.json", "bulls-4x10-total.json", "bulls-4x10-worst-then-fewest.json.gz",
         "bulls-4x10-nz-total.json", "mastermind-4x6-total.json", "mastermind-4x6-total-within-5.json",
     }
 
@@ -114,25 +128,25 @@ def test_objectives_of_one_game_agree_with_each_other():
     assert checked >= 1
 
 
-def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(tool):
+def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(checkout):
     """The table of unfinished solves is what the shipped best-found trees give (their bound, tree and time
     record), so it survives the loss of the stores; no best-found tree is left beside its proven tree."""
-    names = list(tool.frontier())
-    rows = tool.unfinished_rows(names)
+    names = list(checkout.frontier)
+    rows = checkout.unfinished_rows(names)
     table = (ROOT / "tools" / "results" / "frontier-unfinished.md").read_text().splitlines()
     assert [line for line in table if line.startswith("| ") and not line.startswith("| game")] == [
         "| " + " | ".join(row) + " |" for row in rows]
-    unfinished = {tool.best_found_path(n).name for n in names if not tool.shipped_path(n)}
+    unfinished = {checkout.best_found_path(n).name for n in names if not checkout.shipped_path(n)}
     assert {name for name in SHIPPED if "-best-found" in name} <= unfinished
     assert len(rows) == sum((TREES / name).exists() for name in unfinished) >= 2
     # the least total bounds the least total within a depth: the table shows the higher bound
     for row in (row for row in rows if "total-within-" in row[1]):
-        assert int(row[2].split()[0]) >= tool.least_total_bound(row[0]) > 0, row
-        if int(row[2].split()[0]) == tool.least_total_bound(row[0]):  # and says where an equal bound comes from
+        assert int(row[2].split()[0]) >= checkout.least_total_bound(row[0]) > 0, row
+        if int(row[2].split()[0]) == checkout.least_total_bound(row[0]):  # and says where an equal bound comes from
             assert "the least total's bound" in row[1] or "lookahead" in row[2], row
 
 
-def test_the_cross_check_table_matches_the_shipped_trees_and_names_those_it_lacks(tool):
+def test_the_cross_check_table_matches_the_shipped_trees_and_names_those_it_lacks(tool, checkout):
     """Each tree solved again (tools/cross_check.py) shows the proof of the file that ships now, and every
     shipped tree of the regeneration script is either in the table or named as not solved again yet."""
     benchlib, cross_check = import_tool("benchlib"), import_tool("cross_check")
@@ -144,8 +158,8 @@ def test_the_cross_check_table_matches_the_shipped_trees_and_names_those_it_lack
     checked = {row[0] for row in rows}
     text = (benchlib.RESULTS / "frontier-cross-check.md").read_text()
     missing = text.split("Not solved again by this route yet: ")[1] if "Not solved again" in text else ""
-    for name in dict(tool.CORE, **tool.frontier()):
-        if tool.shipped_path(name):
+    for name in dict(tool.CORE, **checkout.frontier):
+        if checkout.shipped_path(name):
             assert (cross_check.label(name) in checked) != (cross_check.label(name) in missing), name
 
 
@@ -170,48 +184,52 @@ def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
     assert 0 <= bound <= value
 
 
-PROGRESS = sorted(p for p in (TREES / "progress").glob("*.db.xz") if p.name.count(".") == 2)  # not the later chunks
+PROGRESS = sorted(p for p in (ROOT / "trees" / "progress").glob("*.db.xz")  # the first chunks, not the later ones
+                  if p.name.count(".") == 2)
 
 
-def test_each_frontier_solve_keeps_its_endgames_in_a_store_of_its_own(tool):
-    """--improve keys its sets by the best tree's depth-capped objective, which the solve never reads: its store is
-    another file, named after the solve's, whose chunks ship and restore for the same solves."""
-    for name, args in tool.frontier().items():
+def test_each_frontier_solve_keeps_its_endgames_in_a_store_of_its_own(tool, checkout):
+    """improve keys its sets by the best tree's depth-capped objective, which the solve never reads: its store is
+    another file, named after the solve's, whose chunks ship and restore for the same solves. The store of every
+    unfinished solve ships (and the test below restores each)."""
+    for name, args in checkout.frontier.items():
         store, endgames = tool.store_path(args), tool.endgame_store(args)
         assert endgames.parent == store.parent and endgames.name == f"{store.stem}-endgames.db"
-        assert name in tool.sharing(endgames) and tool.sharing(endgames) == tool.sharing(store)
-        assert not set(tool.shipped_chunks(store)) & set(tool.shipped_chunks(endgames))
+        assert name in checkout.sharing(endgames) and checkout.sharing(endgames) == checkout.sharing(store)
+        assert not set(checkout.shipped_chunks(store)) & set(checkout.shipped_chunks(endgames))
+        if checkout.best_found_path(name).exists():
+            assert checkout.shipped_chunks(store) and checkout.shipped_chunks(store)[0] in PROGRESS, name
 
 
 @pytest.mark.parametrize("shipped", PROGRESS, ids=[p.name for p in PROGRESS])
-def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, monkeypatch, tool):
+def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(shipped, tmp_path, tool):
     """The compacted store of an unfinished frontier solve comes back as a store of its game, and each solve
     that uses it starts from the time its best tree found records (once, however often it starts), so that
     the next machine resumes where the last one stopped."""
     from strategy.rules import parse_game
     from strategy.search.store import Store
 
-    monkeypatch.setattr(tool, "STORES", tmp_path)
+    here = tool.Regenerator(dataclasses.replace(tool.CHECKOUT, stores=tmp_path))  # the shipped files, a new machine
     path = tmp_path / shipped.name.removesuffix(".xz")
-    users = tool.sharing(path)
-    unfinished = [name for name in users if tool.best_found_path(name).exists()]
+    users = here.sharing(path)
+    unfinished = [name for name in users if here.best_found_path(name).exists()]
     assert unfinished, f"{shipped.name} is shipped for no unfinished solve"
-    tool.restore(path)
-    args = tool.frontier()[users[0]]
+    here.restore(path)
+    args = here.frontier[users[0]]
     store = Store(path, parse_game(args[args.index("--game") + 1]), "--consistent-only" in args)
     # a solve's store: the parts of a first probe are solved exactly, bounds come later; an endgames store (of
-    # --improve): an answer per endgame finished, a bound where the tree's own subtree was optimal already
+    # improve): an answer per endgame finished, a bound where the tree's own subtree was optimal already
     assert (len(store) if path.stem.endswith("-endgames") else store.count(exact=True)) >= 1
     store.close()
     for name in unfinished:
-        record = tree.load(tool.best_found_path(name)).generator["frontier"]
+        record = tree.load(here.best_found_path(name)).generator["frontier"]
         for _ in range(2):
-            tool.carry_over(name, record)
+            here.carry_over(name, record)
             assert float((tmp_path / f"{name}.seconds").read_text()) == record["wall_seconds"]
-            assert tool.task_record(name)[0] == pytest.approx(record["worker_seconds"], abs=0.1)
+            assert here.task_record(name)[0] == pytest.approx(record["worker_seconds"], abs=0.1)
 
 
-def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_its_chunks(tool, tmp_path, monkeypatch):
+def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_its_chunks(tool, tmp_path):
     """The first shipping of a store writes it compacted; each later one only its new or raised results (into the
     last chunk while it is small, else a chunk of its own; nothing when nothing is new), so that a commit carries
     about one run's work; a machine without the store gets back, from the chunks in order, what compacting the
@@ -220,92 +238,91 @@ def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_it
     from strategy.search.store import Store, compact
 
     game = parse_game("bulls:3x6")
-    for name, where in (("STORES", "stores"), ("PROGRESS", "progress")):
-        monkeypatch.setattr(tool, name, tmp_path / where)
-    tool.STORES.mkdir()
-    unfinished = tmp_path / "best-found.json.gz"
+    path = tmp_path / "stores" / "g.db"
+    here = in_folder(tool, tmp_path, frontier={"g-total": ["--game", "bulls:3x6", "--store", str(path)]})
+    here.paths.stores.mkdir()
+    unfinished = here.best_found_path("g-total")  # the one solve that uses the store is unfinished
+    unfinished.parent.mkdir(parents=True)
     unfinished.write_text("")
-    monkeypatch.setattr(tool, "sharing", lambda store: ["g-total"])
-    monkeypatch.setattr(tool, "best_found_path", lambda name: unfinished)
-    path = tool.STORES / "g.db"
     store = Store(path, game, False)
     store.put("exact", 3, 1, 7, True, {"guess": "012"}, 0.001)
     store.put("quick", 9, 1, 4, False, None, 0.001)  # too quick to ship
     store.put("slow", 9, 1, 5, False, None, 1.0)
     store.commit()
-    tool.ship(path)
-    assert [p.name for p in tool.shipped_chunks(path)] == ["g.db.xz"]
+    here.ship(path)
+    assert [p.name for p in here.shipped_chunks(path)] == ["g.db.xz"]
     store.put("slow", 9, 1, 6, False, None, 2.0)  # raised
     store.put("new", 4, 2, 3, True, {"guess": "345"}, 0.5)
     store.put("quick", 9, 1, 5, False, None, 0.001)  # raised, still too quick
     store.commit()
-    tool.ship(path)
-    tool.ship(path)  # nothing new: no chunk
-    assert [p.name for p in tool.shipped_chunks(path)] == ["g.db.xz", "g.2.db.xz"]
+    here.ship(path)
+    here.ship(path)  # nothing new: no chunk
+    assert [p.name for p in here.shipped_chunks(path)] == ["g.db.xz", "g.2.db.xz"]
 
     def keys(chunk: int) -> list[str]:
         with tempfile.TemporaryDirectory() as folder:
-            got = tool.unpacked([tool.shipped_chunks(path)[chunk]], Path(folder))[0]
+            got = tool.unpacked([here.shipped_chunks(path)[chunk]], Path(folder))[0]
             return sorted(r[0] for r in sqlite3.connect(got).execute("SELECT key FROM results"))
 
     assert keys(1) == ["new", "slow"]
     store.put("later", 5, 2, 1, True, {"guess": "024"}, 0.1)
     store.commit()
-    tool.ship(path)  # the last chunk is small: it takes the new result in
-    assert len(tool.shipped_chunks(path)) == 2 and keys(1) == ["later", "new", "slow"]
-    monkeypatch.setattr(tool, "SHIP_CHUNK_BYTES", 0)
+    here.ship(path)  # the last chunk is small: it takes the new result in
+    assert len(here.shipped_chunks(path)) == 2 and keys(1) == ["later", "new", "slow"]
+    here = dataclasses.replace(here, chunk_bytes=0)
     store.put("last", 5, 2, 2, True, {"guess": "135"}, 0.1)
     store.commit()
-    tool.ship(path)  # the last chunk is full: a new one
-    assert [p.name for p in tool.shipped_chunks(path)][2:] == ["g.3.db.xz"] and keys(2) == ["last"]
+    here.ship(path)  # the last chunk is full: a new one
+    assert [p.name for p in here.shipped_chunks(path)][2:] == ["g.3.db.xz"] and keys(2) == ["last"]
     store.close()
     whole = tmp_path / "whole.db"
     compact(path, whole, tool.SHIP_MIN_SECONDS)
     fresh = tmp_path / "new-machine" / "stores" / "g.db"  # a fresh clone: no stores/ yet
-    tool.restore(fresh)
+    here.restore(fresh)
     rows = "SELECT key, size, depth, value, exact, tree FROM results ORDER BY key"
     assert sqlite3.connect(fresh).execute(rows).fetchall() == sqlite3.connect(whole).execute(rows).fetchall()
     with contextlib.closing(Store(fresh, game, False)) as restored:
         assert restored.get("slow").value == 6
     fresh.unlink()
-    (tool.PROGRESS / "g.2.db.xz").write_bytes(b"not xz")
+    (here.paths.progress / "g.2.db.xz").write_bytes(b"not xz")
     with pytest.raises(SystemExit, match=r"^[^\n]*/g\.2\.db\.xz is damaged [^\n]*afresh$"):
-        tool.restore(fresh)
+        here.restore(fresh)
     assert list(fresh.parent.iterdir()) == []
     unfinished.unlink()
-    tool.ship(path)
-    assert tool.shipped_chunks(path) == [] and list(tool.PROGRESS.iterdir()) == []
+    here.ship(path)
+    assert here.shipped_chunks(path) == [] and list(here.paths.progress.iterdir()) == []
 
 
-def test_a_solve_new_to_a_machine_that_has_its_store_starts_from_its_recorded_time(tool, tmp_path, monkeypatch):
+def test_a_solve_new_to_a_machine_that_has_its_store_starts_from_its_recorded_time(tool, tmp_path):
     """A machine that ran one objective of a game has the game's store but no time of another objective run
     elsewhere: that one's recorded time is carried over (its task log here counted, not twice)."""
-    monkeypatch.setattr(tool, "STORES", tmp_path)
+    machine = tool.Regenerator(dataclasses.replace(tool.CHECKOUT, stores=tmp_path))
     record = {"wall_seconds": 500.0, "worker_seconds": 900.0}
     (tmp_path / "g-worst.log").write_text(
         '{"run": "1-1", "phase": "total", "task": 1, "after": null, "key": "k", "size": 9, "depth": 2, "probe": false, '
         '"path": [0], "seconds": 100.0, "worker": "w", "value": 20, "exact": true, "stopped": false, "finished": 100.0}\n')
-    here = tool.task_record("g-worst")[0]
-    tool.carry_over("g-worst", record)
+    here = machine.task_record("g-worst")[0]
+    machine.carry_over("g-worst", record)
     assert float((tmp_path / "g-worst.seconds").read_text()) == 500.0
-    assert tool.task_record("g-worst")[0] == pytest.approx(900.0, abs=0.1) and here < 900.0
+    assert machine.task_record("g-worst")[0] == pytest.approx(900.0, abs=0.1) and here < 900.0
     (tmp_path / "g-worst.seconds").write_text("800.0\n")  # more here than the record: kept
-    tool.carry_over("g-worst", record)
+    machine.carry_over("g-worst", record)
     assert float((tmp_path / "g-worst.seconds").read_text()) == 800.0
 
 
-def test_the_efficiency_comes_from_the_latest_hour_of_runs_not_a_short_last_one(tool, tmp_path, monkeypatch):
+def test_the_efficiency_comes_from_the_latest_hour_of_runs_not_a_short_last_one(tool, tmp_path):
     """A 50-second run after one that filled 64 workers for half an hour: the efficiency is the two replayed
     one after the other (not the short one's 1/64), and an older run beyond the latest hour of worker time does
     not count; runs are taken in the order they started, whatever the order of the log's lines."""
-    monkeypatch.setattr(tool, "STORES", tmp_path)
+    machine = tool.Regenerator(dataclasses.replace(tool.CHECKOUT, stores=tmp_path))
+
     def task(run: str, i: int, seconds: float) -> str:
         return orjson.dumps({"run": run, "phase": "total", "task": i, "after": None, "key": f"k{i}", "size": 9,
                              "depth": 2, "probe": False, "path": [0], "seconds": seconds, "worker": "host:99",
                              "value": 20, "exact": False, "stopped": False, "finished": 1.0}).decode()
     lines = [task("2-200", 1, 50.0), *(task("1-100", i, 1000.0) for i in range(1, 129)), task("0-50", 1, 5000.0)]
     (tmp_path / "g-total.log").write_text("\n".join(lines) + "\n")
-    work, efficiency, last = tool.task_record("g-total")
+    work, efficiency, last = machine.task_record("g-total")
     assert work == pytest.approx(128_000 + 50 + 5000) and last == pytest.approx(50.0)
     assert efficiency == pytest.approx(128_050 / (2000 + 50) / 64, rel=1e-3)
 
@@ -326,38 +343,53 @@ def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):
 
 
 def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
-    assert tool.placement(tool.parse_args(["--frontier", "--scheduler", "tcp://10.0.0.1:8786"])) == [
+    assert tool.placement(tool.parse_args(["solve", "--frontier", "--scheduler", "tcp://10.0.0.1:8786"])) == [
         "--scheduler", "tcp://10.0.0.1:8786"]
-    assert tool.placement(tool.parse_args(["--jobs", "2"])) == ["--jobs", "2"]
-    assert tool.placement(tool.parse_args([])) == []
+    assert tool.placement(tool.parse_args(["solve", "--jobs", "2"])) == ["--jobs", "2"]
+    assert tool.placement(tool.parse_args(["solve"])) == []
     with pytest.raises(SystemExit):  # one or the other
-        tool.parse_args(["--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])
+        tool.parse_args(["solve", "--jobs", "2", "--scheduler", "tcp://10.0.0.1:8786"])
 
 
-def test_exact_search_below_n_goes_with_the_lookahead_step_and_the_steps_go_one_at_a_time(tool):
-    assert tool.parse_args(["--frontier", "--bound", "3", "--exact-below", "200"]).exact_below == 200
-    assert tool.parse_args(["--frontier", "--pilot", "30"]).pilot == 30
-    for wrong in (["--exact-below", "200"], ["--improve", "300", "--exact-below", "200"], ["--bound", "3", "--exact-below", "2"],
-                  ["--pilot", "30", "--improve", "300"], ["--pilot", "30", "--bound", "3"], ["--pilot", "0"]):
-        with pytest.raises(SystemExit):
+def test_each_step_is_a_command_with_its_own_options_and_a_wrong_one_is_one_line(tool, capsys):
+    """solve, table, improve N, pilot K and bound K [--exact-below N]: --exact-below goes with bound alone, each
+    step is a command of its own (one at a time), and a wrong command line ends in one line and exit status 2."""
+    assert tool.parse_args(["bound", "3", "--exact-below", "200"]).exact_below == 200
+    assert tool.parse_args(["pilot", "30"]).width == 30
+    args = tool.parse_args(["improve", "300", "--budget", "60", "bulls-5x9-total", "mastermind-5x6-total"])
+    assert (args.below, args.budget, args.names) == (300, 60.0, ["bulls-5x9-total", "mastermind-5x6-total"])
+    assert tool.parse_args(["table"]).command == "table"
+    capsys.readouterr()
+    for wrong in (["solve", "--exact-below", "200"], ["improve", "300", "--exact-below", "200"],
+                  ["bound", "3", "--exact-below", "2"], ["pilot", "30", "--improve", "300"], ["pilot", "30", "--bound", "3"],
+                  ["pilot", "0"], ["improve", "2"], ["bound", "0"], ["bound", "99"], ["solve", "--budget", "0"],
+                  ["--frontier"], ["table", "--budget", "60"], []):
+        with pytest.raises(SystemExit) as stopped:
             tool.parse_args(wrong)
+        err = capsys.readouterr().err
+        assert stopped.value.code == 2 and err.startswith("regenerate_trees.py: error: ") and err.count("\n") == 1, wrong
+    # a tree of the frontier is the frontier's: solve asks for --frontier, the other steps take it as it is
+    with pytest.raises(SystemExit, match=r"^unknown tree 'bulls-5x10-total'; [^\n]* needs --frontier$"):
+        tool.main(["solve", "bulls-5x10-total"])
+    with pytest.raises(SystemExit, match=r"^unknown tree 'nope'; choose from [^\n]*bulls-5x10-total[^\n]*$"):
+        tool.main(["bound", "3", "nope"])
 
 
-def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, tmp_path):
+def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, checkout, tmp_path):
     """--incumbent FILE goes to the solves of its file's game (not to consistent-only ones, which it could not
     bound); a file that is not a tree stops the tool with one line before any solve."""
     path = tmp_path / "mine.json"  # a tree of the user's (here a copy of a shipped one)
     path.write_bytes((TREES / "mastermind-4x6-total.json").read_bytes())
     given = tool.given_trees([str(path)])
     assert given == {"mastermind:4x6": [path.resolve()]}
-    options = tool.incumbents("mastermind-4x6-worst", ["--game", "mastermind:4x6", "--objective", "worst"], given)
+    options = checkout.incumbents("mastermind-4x6-worst", ["--game", "mastermind:4x6", "--objective", "worst"], given)
     assert options[-2:] == ["--incumbent", str(path.resolve())]
     trusted = [options[i + 1] for i, option in enumerate(options) if option == "--trust"]
     assert str(path.resolve()) not in trusted and str(TREES / "mastermind-4x6-total.json") in trusted
     assert trusted == [options[i + 1] for i, option in enumerate(options[:-2]) if option == "--incumbent"]
-    assert str(path.resolve()) not in tool.incumbents("mastermind-4x6-consistent-total",
-                                                      ["--game", "mastermind:4x6", "--consistent-only"], given)
-    assert str(path.resolve()) not in tool.incumbents("bulls-5x9-total", ["--game", "bulls:5x9"], given)
+    assert str(path.resolve()) not in checkout.incumbents("mastermind-4x6-consistent-total",
+                                                          ["--game", "mastermind:4x6", "--consistent-only"], given)
+    assert str(path.resolve()) not in checkout.incumbents("bulls-5x9-total", ["--game", "bulls:5x9"], given)
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     for wrong in (bad, tmp_path / "missing.json"):
@@ -366,32 +398,29 @@ def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, tm
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_path, monkeypatch):
+def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_path):
     """A frontier solve that stops on an error it survives (here its log on /dev/full; a lost Dask scheduler
     or a full disk alike) writes its best tree with its bound: the tool ships it, then reports the error; the
     records of the tree's exact endgames and pilots stay while the tree does."""
-    (tmp_path / "trees").mkdir()
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
-    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
-    monkeypatch.setattr(tool, "PARTIAL", tmp_path / "partial")
-    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
-    args = ["--game", "bulls:4x8", "--store", str(tmp_path / "stores" / "b.db"), "--log", "/dev/full"]
+    here = in_folder(tool, tmp_path)
+    here.paths.trees.mkdir(parents=True)
+    args = ["--game", "bulls:4x8", "--store", str(here.paths.stores / "b.db"), "--log", "/dev/full"]
     with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
-        tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
+        here.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
     from strategy.build.greedy import build
     from strategy.engine.table import game_table
     from strategy.tree.verify import verify
 
-    path = tool.best_found_path("bulls-4x8-total")
+    path = here.best_found_path("bulls-4x8-total")
     best = tree.load(path)
     assert best.generator["proven_optimal"] is False and best.generator["lower_bound"] > 0
     assert best.generator["frontier"]["wall_seconds"] > 0
-    assert not (tmp_path / "trees" / "bulls-4x8-total.json").exists()
+    assert not (here.paths.trees / "bulls-4x8-total.json").exists()
     # run again, the same tree comes back: what its record says of its endgames and pilots still holds
     record = {"exact_endgame": {"below": 100, "subtrees": 1, "unfinished": 0}, "pilots": [{"width": 2}]}
     tree.save(tree.TreeDoc(best.game, best.root, best.objective, {**best.generator, **record}, best.stats), path)
     with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
-        tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
+        here.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
     again = tree.load(path)
     assert again.root == best.root and all(again.generator[key] == value for key, value in record.items())
     # a tree that the search changes loses them: its endgames are no longer the ones the record counted
@@ -399,54 +428,52 @@ def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_p
     stats = verify(tree.TreeDoc(best.game, worse)).to_json()
     tree.save(tree.TreeDoc(best.game, worse, best.objective, {**best.generator, **record}, stats), path)
     with pytest.raises(SystemExit, match="cannot write the log '/dev/full'"):
-        tool.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
+        here.solve("bulls-4x8-total", args, ["--jobs", "1"], None)
     changed = tree.load(path)
     assert changed.root != worse and not record.keys() & changed.generator.keys()
 
 
-def _greedy_best_found(tool, tmp_path, monkeypatch, strategy: str, generator: dict):
-    """A greedy tree of bulls 4 of 8 shipped as bulls-4x8-total's best tree found (in tmp_path), with `generator`:
-    (game table, tree, its stats, its path)."""
+def _greedy_best_found(here, strategy: str, generator: dict):
+    """A greedy tree of bulls 4 of 8 shipped as bulls-4x8-total's best tree found (in the trees folder of `here`, a
+    Regenerator on the test's folders), with `generator`: (game table, tree, its stats, its path)."""
     from strategy.build.greedy import build
     from strategy.engine.table import game_table
     from strategy.rules import parse_game
     from strategy.tree.verify import verify
 
-    (tmp_path / "trees").mkdir()
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    here.paths.trees.mkdir(parents=True)
     gt = game_table(parse_game("bulls:4x8"))
     greedy = build(gt, strategy, progress=False)
     stats = verify(tree.TreeDoc(gt.game, greedy))
-    path = tool.best_found_path("bulls-4x8-total")
+    path = here.best_found_path("bulls-4x8-total")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", generator, stats.to_json()), path)
     return gt, greedy, stats, path
 
 
-def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path, monkeypatch):
-    """--bound K records the deepest lookahead level that finished and takes its bound when it is higher than
+def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path):
+    """bound K records the deepest lookahead level that finished and takes its bound when it is higher than
     the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""
     from strategy.search import objectives
     from strategy.search.lookahead import lookahead_bound
 
     generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
-    gt, _, stats, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
-    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
-    monkeypatch.setattr(tool, "STORES", tmp_path / "scratch")  # not made yet, as in a fresh clone
-    tool.lookahead("bulls-4x8-total", 3, None)
+    here = in_folder(tool, tmp_path, stores=tmp_path / "scratch")  # not made yet, as in a fresh clone
+    gt, _, stats, path = _greedy_best_found(here, "entropy", generator)
+    here.lookahead("bulls-4x8-total", 3, None)
     doc = tree.load(path)
     three = lookahead_bound(gt, objectives.total(), 3)
     assert doc.generator["lower_bound"] == three and doc.generator["lookahead"]["levels"] == 3
     assert lookahead_bound(gt, objectives.total(), 2) < three <= stats.total
-    tool.lookahead("bulls-4x8-total", 2, None)
+    here.lookahead("bulls-4x8-total", 2, None)
     assert tree.load(path).generator["lookahead"]["levels"] == 3
-    row = tool.unfinished_rows(["bulls-4x8-total"])[0]
+    row = here.unfinished_rows(["bulls-4x8-total"])[0]
     assert row[2] == f"{three} ({three / gt.size:.4f}), by 3 levels of lookahead"
-    tool.lookahead("bulls-4x8-total", 3, None, exact_below=200)  # higher: sets of at most 200 searched exactly
+    here.lookahead("bulls-4x8-total", 3, None, exact_below=200)  # higher: sets of at most 200 searched exactly
     higher = lookahead_bound(gt, objectives.total(), 3, exact_below=200)
     assert three < higher == tree.load(path).generator["lookahead"]["bound"] and higher <= stats.total
-    assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
+    assert here.unfinished_rows(["bulls-4x8-total"])[0][2] == (
         f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets")
-    tool.lookahead("bulls-4x8-total", 3, None, exact_below=100)  # as high or lower: the record stays
+    here.lookahead("bulls-4x8-total", 3, None, exact_below=100)  # as high or lower: the record stays
     record = tree.load(path).generator["lookahead"]
     assert record["bound"] == higher and record["exact_below"] == 200
     # the solve's store, as an interrupted run leaves it (no root): two levels add its root's exact parts up
@@ -454,33 +481,38 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     tree.save(doc, path)
     store = tmp_path / "stores" / "bulls-4x8.db"
     store.parent.mkdir()
-    monkeypatch.setattr(tool, "frontier", lambda: {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
+    here = dataclasses.replace(here, frontier={"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
     optimum = solve(gt, "total", progress=False, store=str(store)).proven["total"]
     with contextlib.closing(sqlite3.connect(store)) as con, con:
         con.execute("DELETE FROM results WHERE depth = 0")
         exact = con.execute("SELECT count(*) FROM results WHERE exact = 1").fetchone()[0]
-    tool.lookahead("bulls-4x8-total", 2, None)
+    here.lookahead("bulls-4x8-total", 2, None)
     record = tree.load(path).generator["lookahead"]
     assert lookahead_bound(gt, objectives.total(), 2) < higher <= optimum == record["bound"]
     assert record["levels"] == 2 and record["store_exact_results"] == exact
-    assert tool.unfinished_rows(["bulls-4x8-total"])[0][2] == (
+    assert here.unfinished_rows(["bulls-4x8-total"])[0][2] == (
         f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store")
     # what a bound keeps in the store ships with it: the next run, or the next machine, reads it back
-    assert [p.name for p in tool.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
+    assert [p.name for p in here.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
 
 
 def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, monkeypatch, capsys):
     """--budget stops the running `strategy bound` (SIGTERM: it closes its store) and records only the time it
     spent, by its levels and N; what it stored is shipped all the same. The next run that finishes that level
     counts that time in its record."""
-    generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
-    _, _, _, path = _greedy_best_found(tool, tmp_path, monkeypatch, "entropy", generator)
-    store = tmp_path / "stores" / "bulls-4x8.db"
-    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
-    monkeypatch.setattr(tool, "frontier", lambda: {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
     shipped = []
-    monkeypatch.setattr(tool, "ship", shipped.append)
-    tool.lookahead("bulls-4x8-total", 3, 0.05)
+
+    class Shipping(tool.Regenerator):
+        """The tool's steps, with each store they ship noted (a bound stopped this soon may have made none)."""
+
+        def ship(self, store):
+            shipped.append(store)
+
+    store = tmp_path / "stores" / "bulls-4x8.db"
+    here = Shipping(tool.Paths.under(tmp_path), {"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
+    generator = {"lower_bound": 1, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
+    _, _, _, path = _greedy_best_found(here, "entropy", generator)
+    here.lookahead("bulls-4x8-total", 3, 0.05)
     assert "no lookahead level finished within 0 s" in capsys.readouterr().out
     assert shipped == [store]
     assert subprocess.run(["pgrep", "-f", "--", f"--store {store}"], capture_output=True).returncode == 1
@@ -489,7 +521,7 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     assert doc.generator == generator and spent["seconds"] >= 0.05
     doc.generator["lookahead_unfinished"] = {"1 levels, exact below 0": {**spent, "seconds": 1000.0}}  # a long one
     tree.save(doc, path)
-    tool.lookahead("bulls-4x8-total", 1, None)
+    here.lookahead("bulls-4x8-total", 1, None)
     record = tree.load(path).generator
     assert "lookahead_unfinished" not in record and 1000 <= record["lookahead"]["seconds"] < 1100
     # Ctrl-C (here while the tool waits for level 2): the bound is waited for, the time kept, the store shipped
@@ -504,7 +536,7 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     monkeypatch.setattr(subprocess.Popen, "communicate", communicate)
     handler = signal.getsignal(signal.SIGINT)
     try:
-        assert tool.lookahead("bulls-4x8-total", 3, None) is True
+        assert here.lookahead("bulls-4x8-total", 3, None) is True
     finally:
         signal.signal(signal.SIGINT, handler)
     record = tree.load(path).generator
@@ -513,40 +545,39 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     assert 1000 <= record["lookahead"]["seconds"] < 1100  # the same bound again keeps the record of its first run
 
 
-def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path, monkeypatch):
+def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher(tool, tmp_path):
     """The least total bounds the least total within a depth: an unfinished within-D stage whose own bound is
     lower shows the least total's (and says so); a higher own bound stays its own."""
+    here = in_folder(tool, tmp_path)
     gt, greedy, stats, _ = _greedy_best_found(
-        tool, tmp_path, monkeypatch, "entropy",
-        {"lower_bound": 5000, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0})
-    within = tool.best_found_path("bulls-4x8-worst")
+        here, "entropy", {"lower_bound": 5000, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0})
+    within = here.best_found_path("bulls-4x8-worst")
     for own, shown in ((4000, 5000), (5100, 5100)):
         generator = {"lower_bound": own, "bound_of": "total-within-7", "objective_of_the_search": "worst",
                      "progress": 0.5, "proven_so_far": {"worst": 7}}
         tree.save(tree.TreeDoc(gt.game, greedy, "partial", generator, stats.to_json()), within)
-        row = tool.unfinished_rows(["bulls-4x8-worst"])[0]
+        row = here.unfinished_rows(["bulls-4x8-worst"])[0]
         assert row[2] == f"{shown} ({shown / gt.size:.4f})" and row[4] == str(stats.total - shown)
         assert ("the least total's bound" in row[1]) == (own < shown), row[1]
-    assert tool.least_total_bound("bulls:4x8") == 5000
+    assert here.least_total_bound("bulls:4x8") == 5000
 
 
-def _least_total_best_found(tool, tmp_path, monkeypatch):
-    """A most-parts tree of bulls 4 of 8 as bulls-4x8-total's best tree found, bounded on the least total, with
-    the frontier's folders in tmp_path: (game table, tree, its stats, its path, its endgames store)."""
-    gt, greedy, before, path = _greedy_best_found(tool, tmp_path, monkeypatch, "most-parts",
-                                                  {"lower_bound": 1, "bound_of": "total"})
-    monkeypatch.setattr(tool, "STORES", tmp_path / "stores")
-    monkeypatch.setattr(tool, "PROGRESS", tmp_path / "progress")
-    return gt, greedy, before, path, tmp_path / "stores" / "bulls-4x8-endgames.db"
+def _least_total_best_found(here):
+    """A most-parts tree of bulls 4 of 8 as bulls-4x8-total's best tree found, bounded on the least total, in the
+    folders of `here` (a Regenerator on the test's folders): (game table, tree, its stats, its path, its endgames
+    store)."""
+    gt, greedy, before, path = _greedy_best_found(here, "most-parts", {"lower_bound": 1, "bound_of": "total"})
+    return gt, greedy, before, path, here.paths.stores / "bulls-4x8-endgames.db"
 
 
-def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path, monkeypatch):
-    """--improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
+def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path):
+    """improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
     from strategy.search.store import Store
 
-    gt, greedy, before, path, endgames = _least_total_best_found(tool, tmp_path, monkeypatch)
-    tool.improve("bulls-4x8-total", endgames, 200, None)
+    here = in_folder(tool, tmp_path)
+    gt, greedy, before, path, endgames = _least_total_best_found(here)
+    here.improve("bulls-4x8-total", endgames, 200, None)
     doc, after = verify_file(path)
     record = doc.generator["exact_endgame"]
     assert after.total == before.total - record["saved"] < before.total and record["from_store"] == 0
@@ -555,28 +586,29 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     assert len(store) == record["subtrees"]  # each endgame's answer kept for the next run
     store.close()
     improved = path.read_bytes()
-    tool.improve("bulls-4x8-total", endgames, 200, None)  # nothing left to save: the tree and its record stay
+    here.improve("bulls-4x8-total", endgames, 200, None)  # nothing left to save: the tree and its record stay
     assert path.read_bytes() == improved
     stopped = {"exact_endgame": {"below": 1000, "subtrees": 91, "unfinished": 90}}  # a run its budget stopped
     assert tool.best_found(after, "total", stopped).endswith(", exact below 1000 secrets but for 90 of its 91 endgames")
-    fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
+    fewest = here.best_found_path("bulls-4x8-worst-then-fewest")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
               fewest)
-    tool.improve("bulls-4x8-worst-then-fewest", None, 200, 60)
+    here.improve("bulls-4x8-worst-then-fewest", None, 200, 60)
     doc, after = verify_file(fewest)
     assert doc.generator["exact_endgame"]["objective"] == f"fewest-at-{before.worst}" and after.worst <= before.worst
     at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower
     assert at_worst == before.depth_counts[-1] - doc.generator["exact_endgame"]["saved"] < before.depth_counts[-1]
 
 
-def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endgames(tool, tmp_path, monkeypatch):
-    """--pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
+def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endgames(tool, tmp_path):
+    """pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
     endgames store) and keeps the cheaper merge of the two, with the pilot's record, the endgames' record gathered
     again from the store and the proven bound unchanged; a tree bounded on a fewest-at-D stage is left alone."""
-    gt, greedy, before, path, endgames = _least_total_best_found(tool, tmp_path, monkeypatch)
-    tool.improve("bulls-4x8-total", endgames, 60, None)
+    here = in_folder(tool, tmp_path)
+    gt, greedy, before, path, endgames = _least_total_best_found(here)
+    here.improve("bulls-4x8-total", endgames, 60, None)
     improved = verify_file(path)[1]
-    tool.pilot("bulls-4x8-total", endgames, 5, None)
+    here.pilot("bulls-4x8-total", endgames, 5, None)
     doc, after = verify_file(path)
     assert after.total < improved.total < before.total
     (record,) = doc.generator["pilots"]
@@ -586,9 +618,9 @@ def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endg
     assert doc.generator["lower_bound"] == 1 and doc.objective == "partial"
     assert tool.best_found(after, "total", doc.generator).endswith(
         ", exact below 60 secrets, upper levels partly by the entropy pilot (5)")
-    fewest = tool.best_found_path("bulls-4x8-worst-then-fewest")
+    fewest = here.best_found_path("bulls-4x8-worst-then-fewest")
     tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
               fewest)
     kept = fewest.read_bytes()
-    tool.pilot("bulls-4x8-worst-then-fewest", None, 5, None)
+    here.pilot("bulls-4x8-worst-then-fewest", None, 5, None)
     assert fewest.read_bytes() == kept

@@ -18,11 +18,11 @@ import statistics
 import sys
 import time
 
-from benchlib import ROOT, write_table
+from benchlib import write_table
 
 from strategy.cli.options import Parser, int_in
 
-HINT_GAMES = ("bulls-3x10-total.json", "mastermind-4x6-total.json", "bulls-4x10-total.json")
+HINT_GAMES = ("bulls-3x10-total", "mastermind-4x6-total", "bulls-4x10-total")  # shipped trees, by name
 
 
 def second_questions() -> tuple[list[list[str]], str]:
@@ -79,8 +79,10 @@ def hints(count: int) -> list[list[str]]:
     from strategy.play.walker import Walker
 
     rows = []
+    from strategy.tree import shipped
+
     for name in HINT_GAMES:
-        walker = Walker.load(ROOT / "trees" / name)
+        walker = Walker.load(shipped.path_of(name))
         advisor = Advisor(walker.game)
         start = time.perf_counter()
         advisor.analyser()

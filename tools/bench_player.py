@@ -36,7 +36,7 @@ def first_question_seconds(tree: str) -> float:
 
 def main() -> None:
     parser = Parser(description=__doc__.split("\n")[0])
-    parser.add_argument("tree", nargs="?", default=str(ROOT / "trees" / "bulls-4x10-total.json"), help="tree file")
+    parser.add_argument("tree", nargs="?", default=str(ROOT / "strategy" / "trees" / "bulls-4x10-total.json"), help="tree file")
     tree = parser.parse_args().tree
     times = [first_question_seconds(tree) for _ in range(15)]
     median = statistics.median(times)

@@ -3,7 +3,7 @@
 Usage: python tools/bench_refutation.py [--against DIR] [--passes N [N ...]] [--every K] [--set I J K --beta B]
        [--objective total|fewest-at-L]
 
-Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py --frontier):
+Rebuilds, in the driver's canonical order, a set of the bulls 5 of 9 solve (tools/regenerate_trees.py solve --frontier):
 the part of the first question's 17th answer (0,2: 3120 secrets, parts taken smallest first), its question at
 position 3 and that question's largest part (696 secrets, depth 2); then runs, as a worker does, the probe task
 of every K-th of that set's questions at the cut-off the solve gave them (4105, which refutes every one). With

@@ -25,11 +25,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import LOCAL_CLUSTER, merged_rows, write_table  # noqa: E402
-from regenerate_trees import CORE, frontier, shipped_path  # noqa: E402
+from regenerate_trees import CORE, Regenerator  # noqa: E402
 
 from strategy.cli.options import Parser, int_in  # noqa: E402
 from strategy.interrupts import signals_unwrapped  # noqa: E402
 from strategy.tree import format as tree_io  # noqa: E402
+
+CHECKOUT = Regenerator()  # the checkout's shipped trees and frontier solves
 
 
 def from_nothing(args: list[str]) -> list[str]:
@@ -48,7 +50,7 @@ def from_nothing(args: list[str]) -> list[str]:
 
 def label(name: str) -> str:
     """A shipped tree as the table names it."""
-    return f"`{shipped_path(name).name}`"
+    return f"`{CHECKOUT.shipped_path(name).name}`"
 
 
 def proven_text(proven: dict) -> str:
@@ -76,7 +78,7 @@ def relayed(pipe: int) -> str:
 def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
     """Solve `name` again on the cluster at `address`: whether tree and proof equal the shipped file's, the
     seconds taken, the proof. On a terminal the solve's progress bar shows (a check can take an hour)."""
-    shipped = tree_io.load(shipped_path(name))
+    shipped = tree_io.load(CHECKOUT.shipped_path(name))
     show = sys.stderr.isatty()
     env = dict(os.environ, COLUMNS=str(os.get_terminal_size(sys.stderr.fileno()).columns)) if show else None
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,8 +117,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int_in(1, 256, "--workers"), default=2)  # none would wait forever
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/")
     args = parser.parse_args()
-    table = dict(CORE, **frontier())
-    unknown = [n for n in args.names if n not in table or shipped_path(n) is None]
+    table = dict(CORE, **CHECKOUT.frontier)
+    unknown = [n for n in args.names if n not in table or CHECKOUT.shipped_path(n) is None]
     if unknown:
         raise SystemExit(f"{unknown[0]!r} is not a shipped tree of tools/regenerate_trees.py")
     # the cluster's notes as it closes (the workers' on the tasks a Ctrl-C cancelled, the scheduler's on the workers it
@@ -146,7 +148,7 @@ def main() -> None:
     if args.write:
         rows, note = merged_rows("frontier-cross-check", rows, 1)
         checked = {row[0] for row in rows}
-        unchecked = [label(name) for name in table if shipped_path(name) and label(name) not in checked]
+        unchecked = [label(name) for name in table if CHECKOUT.shipped_path(name) and label(name) not in checked]
         if unchecked:
             note += f" Not solved again by this route yet: {'; '.join(unchecked)}."
         write_table("frontier-cross-check", "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",

@@ -2,7 +2,7 @@
 
 Usage: python tools/first_questions.py [--budget SECONDS] [--game SPEC ...] [--write]
 
-For every game with a shipped least-total tree (trees/*-total.json, any probe) of at most 10,000 codes, or the
+For every game with a shipped least-total tree (strategy/trees/*-total, any probe) of at most 10,000 codes, or the
 --game ones (of any size): `strategy analyse` at the empty history (search.analyse), one process, each game within --budget
 seconds. A first question whose search does not finish keeps proven bounds: the lower one raised by two levels of
 lookahead over its parts (search.lookahead, sets of up to 200 secrets searched exactly), the upper one the cheaper of
@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from benchlib import ROOT, merged_rows, write_table
+from benchlib import merged_rows, write_table
 
 from strategy.cli.options import Parser, positive_seconds
 
@@ -28,16 +28,20 @@ LOOKAHEAD_SHARE = 0.25  # of the budget, after the analysis, for the lookahead b
 
 
 def solved_games(limit: int | None = MAX_CODES) -> list[tuple[str, str]]:
-    """(game spec, tree file) of every shipped least-total tree (any probe) of at most `limit` codes."""
+    """(game spec, shipped tree's name) of every shipped least-total tree (any probe) of at most `limit` codes,
+    smallest game first."""
     from strategy.tree import format as tree_io
+    from strategy.tree import shipped
 
     out = []
-    for path in sorted((ROOT / "trees").glob("*-total.json")):
-        doc = tree_io.load(path)
+    for name in shipped.names():
+        if not name.endswith("-total") or name.endswith("-consistent-total"):
+            continue
+        doc = tree_io.load(shipped.path_of(name))
         if doc.objective == "total" and not doc.generator.get("consistent_only") and \
                 (limit is None or doc.game.count() <= limit):
-            out.append((doc.game.spec, path.name))
-    return sorted(out, key=lambda g: (tree_io.load(ROOT / "trees" / g[1]).game.count(), g[0]))
+            out.append((doc.game.count(), doc.game.spec, name))
+    return [(spec, name) for _, spec, name in sorted(out)]
 
 
 def lookahead_lower(gt, pos, probe: int, seconds: float) -> int | None:
@@ -68,15 +72,16 @@ def lookahead_lower(gt, pos, probe: int, seconds: float) -> int | None:
         timer.cancel()
 
 
-def first_questions(spec: str, tree_file: str, budget: float) -> tuple[list[list[str]], str]:
+def first_questions(spec: str, tree_name: str, budget: float) -> tuple[list[list[str]], str]:
     """The table's rows for one game, and a sentence for its note."""
     from strategy.engine.table import game_table
     from strategy.rules import parse_game
     from strategy.search.analyse import Analyser, class_representatives, position_from_history
+    from strategy.tree import shipped
     from strategy.tree.verify import verify_file
 
     gt = game_table(parse_game(spec))
-    doc, stats = verify_file(ROOT / "trees" / tree_file)
+    doc, stats = verify_file(shipped.path_of(tree_name))
     pos = position_from_history(gt, [])
     start = time.perf_counter()
     analysis = Analyser(gt).analyse(pos, deadline=start + budget * (1 - LOOKAHEAD_SHARE), lines=False)
@@ -103,7 +108,7 @@ def first_questions(spec: str, tree_file: str, budget: float) -> tuple[list[list
         average = f"{lo / pos.n:.4f}" if exact else f"[{lo / pos.n:.4f}, {'?' if hi is None else f'{hi / pos.n:.4f}'}]"
         above = f"+{lo - rows[0].lower[0]}" if exact and proven_best and rows[0].upper == rows[0].lower else ""
         sizes = [k for _, k in row.parts]
-        note = f"`{tree_file}` asks it" if row.probe == tree_class else ""
+        note = f"`{tree_name}` asks it" if row.probe == tree_class else ""
         out.append([spec, row.code, str(row.class_size), "yes" if row.may_be_secret else "no", value, average, above,
                     f"{len(sizes)}, largest {sizes[0]}", note])
     exact_rows = sum(1 for r in rows if r.exact)
@@ -132,8 +137,8 @@ def main() -> int:
 
     warm_up("analyse")
     rows, notes = [], []
-    for spec, tree_file in games:
-        got, sentence = first_questions(spec, tree_file, args.budget)
+    for spec, tree_name in games:
+        got, sentence = first_questions(spec, tree_name, args.budget)
         for row in got:
             print(" | ".join(row), flush=True)
         print(sentence, flush=True)

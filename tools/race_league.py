@@ -209,8 +209,8 @@ def simulate(pool, i_a: int, i_b: int, rule: str, races: int, seed: int) -> tupl
 
 def make_players(game, spec: str) -> list[Player]:
     stem = spec.replace(":", "-")
-    total = load(ROOT / "trees" / f"{stem}-total.json")
-    strongest_path = ROOT / "trees" / f"race-{stem}-strongest.json"
+    total = load(ROOT / "strategy" / "trees" / f"{stem}-total.json")
+    strongest_path = ROOT / "strategy" / "trees" / f"race-{stem}-strongest.json"
     players = [SeedPlayer(game), TreePlayer("min-total tree", Walker(total))]
     if strongest_path.exists():
         players.append(TreePlayer("strongest tree", Walker(load(strongest_path))))

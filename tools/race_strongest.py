@@ -6,7 +6,7 @@ T0 is the shipped minimum-total tree; T(k+1) = strategy solve --objective win --
 When the best response to T(k) scores at most 1/2, no fixed tree beats T(k) with a score above 1/2: T(k)
 is the strongest fixed strategy (Tanaka 1996 for 4 of 10). A depth distribution seen before is a cycle,
 reported as such. The chain is written to build/race/; the tree of the chain whose lowest score against
-the others is highest is shipped as trees/race-GAME-strongest.json (the fixed point when there is one).
+the others is highest is shipped as strategy/trees/race-GAME-strongest.json (the fixed point when there is one).
 The win rates of each tree against the others, under both rules, are printed (and saved with --write).
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ def best_response(game: str, against: Path, out: Path) -> tuple[Fraction, float]
 
 def chain(game: str) -> tuple[list[Path], str]:
     """The sequence of trees and how it ended."""
-    trees = [ROOT / "trees" / f"{stem(game)}-total.json"]
+    trees = [ROOT / "strategy" / "trees" / f"{stem(game)}-total.json"]
     seen = [depths(trees[0])]
     for k in range(1, MAX_STEPS + 1):
         out = ROOT / "build" / "race" / f"race-{stem(game)}-response-{k}.json"
@@ -81,7 +81,7 @@ def main() -> None:
         strongest = max(trees, key=lambda a: (min((outcome(depths(a), depths(b), "tie").score
                                                    for b in trees if b != a), default=Fraction(1, 2)),
                                               trees.index(a)))
-        shipped = ROOT / "trees" / f"race-{stem(game)}-strongest.json"
+        shipped = ROOT / "strategy" / "trees" / f"race-{stem(game)}-strongest.json"
         write_atomic(shipped, strongest.read_bytes())
         print(f"{game}: {strongest.name} shipped as {shipped.relative_to(ROOT)}")
         rows = []

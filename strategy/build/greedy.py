@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine import greedy
+from ..engine.symmetry import position_perms
 from ..engine.table import GameCodes, GameTable, game_codes
 from ..rules import Game, GameError
-from ..engine.symmetry import position_perms
 
 STRATEGIES = ("expected-size", "entropy", "minimax", "most-parts", "random-consistent")
 

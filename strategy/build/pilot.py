@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine import greedy
+from ..engine.symmetry import position_perms
 from ..engine.table import GameCodes, game_codes
 from ..rules import Game, GameError
-from ..engine.symmetry import position_perms
 from .greedy import STRATEGIES, Built, build_arrays, klogk_table
 
 

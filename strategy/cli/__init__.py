@@ -49,7 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _skip_blas_probe()
     terminate_on_signals()
     try:
-        args = make_parser().parse_args(argv)
+        parser = make_parser()
+        if not (sys.argv[1:] if argv is None else argv):  # the command alone: what it can do
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
         with signals_unwrapped():
             return args.func(args)
     except Interrupted as e:  # a command that reported the partial result leaves its interruption to be told here

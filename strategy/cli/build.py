@@ -20,6 +20,8 @@ from .options import (
     log,
     needs_output_for_json,
     print_json,
+    tree_argument,
+    tree_output,
     warmed_up,
 )
 
@@ -37,6 +39,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     game = parse_game(args.game)
     needs_output_for_json(args)
+    tree_output(args)
     for given, option in ((args.budget, "--budget"), (args.store, "--store")):
         if given is not None and not args.exact_below:
             raise CommandError(f"{option} applies to --exact-below only")
@@ -97,6 +100,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
     from ..tree.verify import verify
 
     needs_output_for_json(args)
+    tree_output(args)
     check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
     check_writable(args.store, "store")
     doc = load(args.tree)
@@ -111,8 +115,20 @@ def cmd_improve(args: argparse.Namespace) -> int:
         print_json({"tree": args.tree, "game": doc.game.spec, "output": args.output, "before": stats_json(before),
                     "stats": stats_json(stats)})
     else:
-        log(f"{doc.game.spec}: total {before.total} -> {stats.total}; {summary_line(stats)}")
+        log(f"{doc.game.spec}: {_improved(args.objective, before, stats)}; {summary_line(stats)}")
+        if endgames["unfinished"]:
+            log(f"{endgames['unfinished']} of {endgames['subtrees']} endgames left unfinished by --budget"
+                f"{' (kept in the store: run again to go on)' if args.store else ''}")
     return 0
+
+
+def _improved(objective: str, before, after) -> str:
+    """What improve changed, in its own objective first: the total, or the secrets at the worst depth."""
+    if objective == "total":
+        return f"total {before.total} -> {after.total}"
+    worst = before.worst
+    at_worst = [s.depth_counts[worst] if len(s.depth_counts) > worst else 0 for s in (before, after)]
+    return f"secrets at depth {worst}: {at_worst[0]} -> {at_worst[1]} (total {before.total} -> {after.total})"
 
 
 def add_commands(sub) -> None:
@@ -140,7 +156,7 @@ def add_commands(sub) -> None:
                 "Replace every largest subtree over at most N secrets of a tree by a subtree proven optimal by "
                 "the exact engine, never deeper than the tree's worst case (a consistent-only tree stays one); "
                 "verify the result and write it.", cmd_improve)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--objective", default="total", choices=["total", "worst-then-fewest"],
                    help="total: the least total; worst-then-fewest: the fewest secrets at the tree's worst depth")
     add_endgame_options(p, "the largest sets solved exactly", required=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..files import check_output, quote
-from .options import MAX_DEPTH_OPTION, TREE_HELP, command, int_in, load_checked, log, print_json
+from .options import MAX_DEPTH_OPTION, TREE_HELP, command, int_in, load_checked, log, print_json, tree_argument
 
 
 def cmd_table(args: argparse.Namespace) -> int:
@@ -62,7 +62,7 @@ def add_commands(sub) -> None:
     p = command(sub, "table", "the second-question table of a tree",
                 "For each answer to the first question: the second question, whether it may be the secret, the "
                 "secrets left and the questions they still need (Tanaka's table for 4 digits).", cmd_table)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
     p.add_argument("--json", action="store_true", help="print the table as one JSON document")
 
@@ -70,13 +70,13 @@ def add_commands(sub) -> None:
                 "Write one self-contained HTML page for a verified tree: play it (the page asks, you ask, a race) and "
                 "explore it (outline, second-question table, histogram). No server and no network: open the file.",
                 cmd_html)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file to write")
 
     p = command(sub, "export", "lookup table with one row per question node",
                 "Write a flat lookup table of a verified tree: one row per question node, keyed by the history "
                 "'probe:H,B;probe:H,B'.", cmd_export)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--format", required=True, choices=["csv", "jsonl", "sqlite"], help="csv, jsonl (one JSON object per row) or sqlite")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (written whole or not at all)")
@@ -84,7 +84,7 @@ def add_commands(sub) -> None:
     p = command(sub, "graph", "the tree as a graph file (networkx writers)",
                 "Write a verified tree as a graph: GraphML or GEXF for graph tools, DOT for Graphviz "
                 "(render with: dot -Tsvg OUT -o tree.svg; Graphviz is not installed by this package).", cmd_graph)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--format", required=True, choices=["graphml", "dot", "gexf"], help="graphml, gexf or dot")
     p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
                    help="keep questions 1..D, summarise the rest")

@@ -6,7 +6,7 @@ import os
 
 from ..files import check_output, quote
 from ..rules import parse_game
-from .options import TREE_HELP, CommandError, add_game, command, load_checked, log, print_json
+from .options import TREE_HELP, CommandError, add_game, command, load_checked, log, print_json, tree_argument
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -82,33 +82,53 @@ def cmd_race(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trees(args: argparse.Namespace) -> int:
+    from ..tree.shipped import listing
+
+    rows = listing()
+    if args.json:
+        print_json({"trees": [row.to_json() for row in rows]})
+        return 0
+    print(f"{'name':34} {'game':14} {'objective':18} {'average':>7} {'worst':>5}  proven")
+    for row in rows:
+        print(f"{row.name:34} {row.game:14} {row.objective:18} {row.average:7.4f} {row.worst:5}  {row.proven}")
+    print("\nany command that takes a TREE takes a name above, or a game naming one: strategy play bulls:4x10")
+    return 0
+
+
 def add_commands(sub) -> None:
-    """Register verify, stats, compare, race."""
+    """Register trees, verify, stats, compare, race."""
+    p = command(sub, "trees", "list the trees that ship with strategy",
+                "The shipped trees (proven optimal, or the best found for the open games), by name: any command that "
+                "takes a TREE takes such a name, or a game that names one (bulls:4x10 is bulls-4x10-total, "
+                "bulls:4x10/worst is bulls-4x10-worst).", cmd_trees)
+    p.add_argument("--json", action="store_true", help="print the list as one JSON document")
+
     p = command(sub, "verify", "walk every secret through a tree and check its stats",
                 "Walk every secret of the game through the tree with the game's own rules; check every branch is "
                 "reached and the stored figures are true.", cmd_verify)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     add_game(p, required=False)
     p.add_argument("--json", action="store_true", help="print the report as one JSON document")
 
     p = command(sub, "stats", "distribution of the number of questions of a tree",
                 "Verify a tree and print how many secrets need each number of questions.", cmd_stats)
-    p.add_argument("tree", metavar="TREE", help=TREE_HELP)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--plot", metavar="FILE", help="also draw the distribution as a bar chart (.svg or .png; needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document")
 
     p = command(sub, "compare", "compare two trees of the same game",
                 "Verify two trees of the same game and print their figures side by side and the first node where "
                 "they differ.", cmd_compare)
-    p.add_argument("tree_a", metavar="TREE_A", help=TREE_HELP)
-    p.add_argument("tree_b", metavar="TREE_B", help=TREE_HELP)
+    p.add_argument("tree_a", type=tree_argument, metavar="TREE_A", help=TREE_HELP)
+    p.add_argument("tree_b", type=tree_argument, metavar="TREE_B", help=TREE_HELP)
     p.add_argument("--json", action="store_true", help="print the comparison as one JSON document")
 
     p = command(sub, "race", "who wins a race between two fixed trees",
                 "The exact chances of a race between two trees of one game, each secret drawn uniformly: rule tie "
                 "(fewer questions wins, equal draws: the equalising turn of play --race) or first (A asks first, the "
                 "first to find wins).", cmd_race)
-    p.add_argument("tree_a", metavar="TREE_A", help=TREE_HELP)
-    p.add_argument("tree_b", metavar="TREE_B", help=TREE_HELP)
+    p.add_argument("tree_a", type=tree_argument, metavar="TREE_A", help=TREE_HELP)
+    p.add_argument("tree_b", type=tree_argument, metavar="TREE_B", help=TREE_HELP)
     p.add_argument("--rule", choices=["tie", "first"], default="tie", help="tie (default) or first")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")

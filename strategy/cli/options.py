@@ -49,6 +49,16 @@ def command(sub, name: str, summary: str, description: str, func: Callable[[argp
     return p
 
 
+def tree_argument(text: str) -> str:
+    """An argparse type: the file a TREE argument stands for (a file, a shipped tree's name, or a game naming one)."""
+    from ..tree.shipped import UnknownTree, find
+
+    try:
+        return find(text)
+    except UnknownTree as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
     """An argparse type: an integer in [lo, hi], with a one-line message otherwise."""
 
@@ -142,6 +152,14 @@ def load_checked(path: str):
     return doc, verify(doc)
 
 
+def tree_output(args: argparse.Namespace) -> None:
+    """Refuse, before any work, to pour a tree onto a terminal (as gzip refuses): without -o the tree goes to
+    standard output only when that is a pipe or a file."""
+    if args.output in (None, "-") and sys.stdout.isatty():
+        raise CommandError("the tree would be written to the terminal: give -o FILE (or send standard output to a "
+                           "file or a pipe)")
+
+
 def needs_output_for_json(args: argparse.Namespace) -> None:
     if args.json and args.output in (None, "-"):
         raise CommandError("--json prints the report on standard output, so the tree needs -o FILE")
@@ -155,7 +173,8 @@ def check_writable(name: str | None, what: str) -> None:
         raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
 GAME_HELP = ("the game: bulls:4x10 (4 distinct symbols of 10), bulls:4x10:nz (no leading 0), "
              "mastermind:4x6 (4 pegs, 6 colours); up to 1,000,000 codes")
-TREE_HELP = "a tree file (JSON, or gzipped JSON; - reads standard input)"
+TREE_HELP = ("a tree file (JSON, or gzipped JSON; - reads standard input), a shipped tree's name (strategy trees "
+             "lists them), or a game that names one (bulls:4x10, bulls:4x10/worst)")
 OUTPUT_HELP = "the tree file to write (default: standard output)"
 
 

@@ -1,11 +1,23 @@
-"""`strategy play`: a person or a program against a stored tree (offence, auto, defence, race, protocol)."""
+"""`strategy play`: a person or a program against a stored tree, or live play without one (offence, auto,
+defence, race, protocol; `--all` and its sample)."""
 from __future__ import annotations
 
 import argparse
 import random
+import sys
 
-from ..rules import parse_game
-from .options import MAX_GAMES, MAX_SEED, TREE_HELP, CommandError, add_game, command, int_in, print_json, probability
+from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, parse_game
+from .options import (
+    MAX_GAMES,
+    MAX_SEED,
+    TREE_HELP,
+    CommandError,
+    command,
+    int_in,
+    print_json,
+    probability,
+    tree_argument,
+)
 
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
@@ -20,28 +32,41 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise CommandError(f"choose one mode: --{modes[0].replace('_', '-')} and --{modes[1].replace('_', '-')} exclude each other")
     mode = modes[0] if modes else "offence"
     _play_option_conflicts(args, mode)
+    # the game first, from its spec alone: a game beyond the mode is refused before any file is read
+    given = parse_game(args.game, MAX_CODES if args.tree or mode == "self_test" else MAX_LIVE_CODES) if args.game else None
     walker = Walker.load(args.tree) if args.tree else None
-    game = parse_game(args.game) if args.game else (walker.game if walker else None)
+    game = given or (walker.game if walker else None)
     if game is None:
-        raise CommandError("play needs a TREE (or --game for --defence and --self-test)")
+        raise CommandError("play needs a TREE or --game G (without a tree: live play, in every mode)")
     if walker and game != walker.game:
         raise CommandError(f"the tree is for {walker.game.spec}, not {game.spec}")
-    if walker is None and mode not in ("defence", "self_test"):
-        raise CommandError("this mode needs a TREE")
+    if args.noise is not None and game.count() > MAX_TABLE_CODES:
+        raise CommandError(f"{game.spec} has {game.count():,} codes; noisy mode keeps the N×N answer table: games of "
+                           f"up to {MAX_TABLE_CODES:,} codes")
     secret = game.parse_code(args.secret) if args.secret else None
     if mode == "self_test":
         return _self_test(game, args)
+    tree_name = args.tree
+    if walker is None and mode != "defence":
+        from ..play.live import live_walker, shipped_tree
+
+        walker = live_walker(game, args.seed or 0)  # the shipped tree's questions while on it, then live
+        tree_name = shipped_tree(game).name if walker.tree is not None else None
     if mode == "all":
-        return _play_all(walker, args)
+        return _play_all(walker, args) if args.tree else _play_live_all(walker, args)
     channel = JsonChannel() if args.protocol else TextChannel(game)
     rng = random.Random(args.seed)
+
+    def drawn() -> tuple[int, ...]:  # what rng.choice(game.codes()) draws, without listing the codes
+        return game.code_at(rng.randrange(game.count()))
+
     if mode == "defence":
-        def play(code): return session.defence(game, channel, code or rng.choice(game.codes()), coach=not args.protocol)
+        def play(code): return session.defence(game, channel, code or drawn(), coach=not args.protocol)
     elif mode == "race":
-        def play(code): return session.race(walker, channel, code or rng.choice(game.codes()), tree=args.tree,
+        def play(code): return session.race(walker, channel, code or drawn(), tree=tree_name,
                                             model=args.opponent or "tree")
     else:
-        def play(code): return session.offence(walker, channel, code, args.noise, tree=args.tree)
+        def play(code): return session.offence(walker, channel, code, args.noise, tree=tree_name)
     if args.protocol:  # programs may play many games in one process
         return session.serve(channel, game, play, secret)
     return play(secret)
@@ -49,20 +74,23 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
     """Refuse options that the chosen mode would silently ignore."""
+    live = not args.tree  # live play: --seed fixes its samples
     allowed = {
-        "offence": {"secret", "noise", "protocol"},
+        "offence": {"secret", "noise", "protocol"} | ({"seed"} if live else set()),
         "defence": {"secret", "seed", "protocol", "game"},
-        "race": {"secret", "seed", "protocol", "opponent"},
-        "all": {"json"},
+        "race": {"secret", "seed", "protocol"} | (set() if live else {"opponent"}),
+        "all": {"json"} | ({"sample", "seed"} if live else set()),
         "self_test": {"noise", "seed", "games", "json", "game"},
     }[mode] | {"game"}
     given = {"secret": args.secret is not None, "noise": args.noise is not None, "seed": args.seed is not None,
              "games": args.games is not None, "protocol": args.protocol, "json": args.json,
-             "opponent": args.opponent is not None}
+             "opponent": args.opponent is not None, "sample": args.sample is not None}
     for option, present in given.items():
         if present and option not in allowed:
             name = "offence" if mode == "offence" else "--" + mode.replace("_", "-")
-            raise CommandError(f"--{option} does not apply to {name}")
+            why = (" with a tree file" if option in ("seed", "sample") and not live
+                   else " without a tree file" if option == "opponent" else "")
+            raise CommandError(f"--{option} does not apply to {name}{why}")
     if mode == "self_test" and args.noise is None:
         raise CommandError("--self-test needs --noise Q")
 
@@ -81,6 +109,25 @@ def _play_all(walker, args: argparse.Namespace) -> int:
     return 0
 
 
+def _play_live_all(walker, args: argparse.Namespace) -> int:
+    """Every secret played live (small games), or `--sample N` seeded secrets with a 95% interval."""
+    from ..play.sample import ALL_LIVE, play_many
+    from ..tree.report import distribution_table
+
+    game = walker.game
+    if args.sample is None and game.count() > ALL_LIVE:
+        raise CommandError(f"{game.spec} has {game.count():,} codes: --all without a tree plays every secret of games "
+                           f"up to {ALL_LIVE:,} codes; give --sample N to play N seeded secrets")
+    played = play_many(walker, args.sample, args.seed or 0, progress=not args.json and sys.stderr.isatty())
+    source = "live" + (" (the shipped tree's questions while on it)" if walker.tree is not None else "")
+    if args.json:
+        print_json(played.to_json() | {"played": source})
+    else:
+        print(played.summary(source))
+        print(distribution_table(played.stats))
+    return 0
+
+
 def _self_test(game, args: argparse.Namespace) -> int:
     from ..play.noisy import self_test
 
@@ -96,6 +143,9 @@ def _self_test(game, args: argparse.Namespace) -> int:
     return 0
 
 
+PLAY_GAME_HELP = (f"the game (bulls:4x10, bulls:4x10:nz, mastermind:4x6); without a TREE, live play: every mode, "
+                  f"games of up to {MAX_LIVE_CODES:,} codes (bulls 10 of 10, Mastermind 7x10); with a TREE or "
+                  f"--self-test, up to {MAX_CODES:,} codes")
 PLAY_EPILOG = """answers may be typed in any common notation: 1,2  1 2  12  1H2B  1A2B  '1 hit, 2 blows'
 'Hit = 1, Blow = 2'  '1 bull 2 cows'  1B2C  '1 black 2 white'  1B2W, or the code length alone (4)
 for all hits. While playing: undo, correct NUMBER ANSWER, noisy [Q], q.
@@ -105,21 +155,28 @@ exit status: 0 solved (or the race decided), 2 bad input, 3 quit, 4 end of input
 
 def add_commands(sub) -> None:
     """Register play."""
-    p = command(sub, "play", "play from a stored tree: offence, auto, defence, race",
+    p = command(sub, "play", "play from a stored tree, or live: offence, auto, defence, race",
                 "Play a game with a person or a program. Offence: I ask from the tree, you answer. With --secret: "
                 "I answer for that secret too. --defence: I hold a secret, you ask. --race: we both ask in turn. "
-                "--protocol: one JSON object per line for programs (see the README).", cmd_play, epilog=PLAY_EPILOG)
-    p.add_argument("tree", metavar="TREE", nargs="?", help=TREE_HELP)
+                "--protocol: one JSON object per line for programs (see the README). Without a TREE (--game G), "
+                "live play: each question is chosen at play time (the shipped tree's while on it, an exact search "
+                "once the secrets are few, else entropy over a seeded sample), on games of up to "
+                f"{MAX_LIVE_CODES:,} codes.", cmd_play, epilog=PLAY_EPILOG)
+    p.add_argument("tree", type=tree_argument, metavar="TREE", nargs="?", help=TREE_HELP + "; none: live play")
     p.add_argument("--secret", metavar="CODE", help="auto mode: answer for this secret (with --defence/--race: my secret)")
-    p.add_argument("--all", action="store_true", help="play every secret and print the distribution")
+    p.add_argument("--all", action="store_true", help="play every secret and print the distribution (without a TREE: "
+                   "games of up to 10,000 codes, or --sample N)")
+    p.add_argument("--sample", type=int_in(1, MAX_GAMES, "--sample"), metavar="N",
+                   help="with --all and no TREE: play N seeded secrets; the average comes with its 95%% interval")
     p.add_argument("--defence", action="store_true", help="I hold a secret, you ask")
     p.add_argument("--race", action="store_true", help="Numeron: we both hold a secret and ask in turn")
-    add_game(p, required=False)
-    p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"), help="seed for my random secret / the self-test")
+    p.add_argument("--game", metavar="SPEC", help=PLAY_GAME_HELP)
+    p.add_argument("--seed", type=int_in(0, MAX_SEED, "--seed"),
+                   help="seed for my random secret, the self-test, and live play's samples (default 0)")
     p.add_argument("--noise", type=probability, metavar="Q", help="answers may be wrong with probability Q (noisy-answer mode)")
     p.add_argument("--self-test", action="store_true", help="with --noise: play a simulated liar and report")
     p.add_argument("--games", type=int_in(1, MAX_GAMES, "--games"), help="games for --self-test (default 100)")
     p.add_argument("--opponent", choices=["tree", "random-consistent"],
-                   help="race: how I expect you to play (default: as my tree would, from what you know)")
+                   help="race with a TREE: how I expect you to play (default: as my tree would, from what you know)")
     p.add_argument("--protocol", action="store_true", help="speak the JSON-lines protocol on standard input and output")
     p.add_argument("--json", action="store_true", help="with --all or --self-test: print the report as JSON")

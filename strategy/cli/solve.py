@@ -21,6 +21,8 @@ from .options import (
     log,
     needs_output_for_json,
     print_json,
+    tree_argument,
+    tree_output,
     warmed_up,
 )
 
@@ -33,9 +35,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from ..tree.format import TreeDoc, TreeError, load, save
     from ..tree.report import stats_json, summary_line
     from ..tree.verify import measure, verify
+    from ..warmup import in_background
 
     game = parse_game(args.game)
     needs_output_for_json(args)
+    tree_output(args)
     check_output(args.output if args.output != "-" else None, "tree file")
     check_output(args.partial, "partial tree")
     for name, what in ((args.store, "store"), (args.log, "log")):
@@ -62,6 +66,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 if stage not in known_bounds or bound.value > known_bounds[stage].value:
                     known_bounds[stage] = bound
     warmed_up("search", not args.json)  # after every check of the input: a wrong argument does not wait for it
+    in_background("fallback")
     try:
         report = solve_game(gt, objective, resources, progress=not args.quiet and not args.json,
                             on_start=None if args.json else log, incumbents=[doc.root for _, doc in given],
@@ -197,7 +202,7 @@ def add_commands(sub) -> None:
                         "response in a race against --against TREE; within: the most secrets found within --max-depth K")
     p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
                    help="with total: only trees that find every secret within D questions; with within: K")
-    p.add_argument("--against", metavar="TREE", help="with win: the fixed tree to beat (only its depth counts matter)")
+    p.add_argument("--against", type=tree_argument, metavar="TREE", help="with win: the fixed tree to beat (only its depth counts matter)")
     p.add_argument("--rule", choices=["tie", "first"],
                    help="with win: tie (fewer questions wins, equal draws) or first (first to find wins)")
     p.add_argument("--seat", choices=["first", "second"],
@@ -211,11 +216,11 @@ def add_commands(sub) -> None:
                    "(for tools/simulate_scaling.py)")
     p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven "
                    "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
-    p.add_argument("--incumbent", metavar="TREE", action="append", default=[],
+    p.add_argument("--incumbent", type=tree_argument, metavar="TREE", action="append", default=[],
                    help="a complete tree of the game known beforehand (e.g. the consistent-only optimum), an upper "
                         "bound and nothing more: if interrupted, the best tree found is never worse, and the search "
                         "cuts anything worse (repeatable)")
-    p.add_argument("--trust", metavar="FILE", action="append", default=[],
+    p.add_argument("--trust", type=tree_argument, metavar="FILE", action="append", default=[],
                    help="take the lower bound that the proof record of FILE (given with --incumbent or --partial) "
                         "claims, unchecked: a stage that a given tree meets is then settled with no search, and "
                         "the proof says it relies on FILE, with its SHA-256 (repeatable)")

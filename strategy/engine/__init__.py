@@ -53,7 +53,7 @@ def _use_keyed_cache() -> None:
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
     import numba
 
-    numba.config.CACHE_DIR = str(folder)  # numba read its environment when it was imported, perhaps already
+    setattr(numba.config, "CACHE_DIR", str(folder))  # numba read its environment when it was imported, perhaps already
 
 
 _use_keyed_cache()

@@ -126,10 +126,10 @@ class Engine:
 
     def _threaded(self, fn, args, control, threaded: bool = True, deadline: float | None = None) -> tuple[int, int]:
         if not threaded:  # a call that ends in milliseconds: a thread would cost more than it protects
-            result = fn(*args)
+            outcome = fn(*args)
             if control[exact.K_STOP]:
                 raise Stopped()
-            return result
+            return outcome
         result: list = []
         worker = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
         worker.start()
@@ -182,7 +182,7 @@ class Engine:
         v, probe = self.bound_set(S, d, b)
         if probe >= 0:
             return v
-        return int(self.solve(S, d, INF, history, b)[0])
+        return int(self.solve(S, d, int(INF), history, b)[0])
 
     def extract(self, S: np.ndarray, d: int, value: int, history: np.ndarray, b: int, probe: int = -1) -> dict:
         """The canonical subtree of S whose exact value is `value` (see exact.choose); `probe` fixes its question."""

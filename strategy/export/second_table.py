@@ -62,7 +62,16 @@ def format_table(doc: TreeDoc, rows: list[Row]) -> str:
     secrets = sum(r.secrets for r in rows)
     lines.append(f"classes {len(rows)}  secrets {secrets}  questions after the first {total_q}  "
                  f"total {total_q + secrets}")
+    lines += ["", *LEGEND]
     return "\n".join(lines)
+
+
+LEGEND = (
+    "answer: to the first question; second: the question the tree asks next (- when the first was right);",
+    "consistent: whether that question may be the secret; secrets: those that give this answer;",
+    "questions: the questions they still need after the first, summed (average: per secret);",
+    "vs first: what the first question answers if the second is the secret (the answer itself when consistent).",
+)
 
 
 def table_json(doc: TreeDoc, rows: list[Row]) -> dict:

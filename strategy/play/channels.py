@@ -19,6 +19,11 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def remain(n: int) -> str:
+    """'1 secret remains', '2 secrets remain'."""
+    return f"{plural(n, 'secret')} {'remains' if n == 1 else 'remain'}"
+
+
 def percent(p: float) -> str:
     """A probability for people: 37%, 0.4%, 0.0021%."""
     if p >= 0.01:
@@ -51,6 +56,7 @@ class TextChannel:
         self.say = say or (lambda text: print(text, flush=True))
         self.prompt = ""
         self.mode = ""
+        self.shown: str | None = None  # the question last put to the person
         self.pegs = "black, white" if game.name == "mastermind" else "hits, blows"
 
     def read(self) -> str | None:
@@ -70,12 +76,13 @@ class TextChannel:
             self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or 1H2B; "
                      f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits.")
         elif self.mode == "defence":
-            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.codes()[0])}; "
+            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; "
                      "hint gives the best question, grade CODE and analyse [K] the value of questions; q quits.")
         elif self.mode == "race":
             self.say(f"Race on {spec}. Think of your secret; I have mine. {RACE_RULE}")
 
     def _question(self, e: dict) -> None:
+        self.shown = e["code"]
         if "most_likely" in e:
             self.say(f"(most likely {e['most_likely']} at {percent(e['probability'])}) Is your number {e['code']}?")
         else:
@@ -84,6 +91,9 @@ class TextChannel:
     def _await(self, e: dict) -> None:
         kind = e["input"]
         if kind == "answer":
+            if self.shown != e["code"]:  # a correction or a refusal came between: ask it again
+                self.say(f"Is your number {e['code']}?")
+                self.shown = e["code"]
             self.prompt = f"[{e['number']}] {self.pegs}: "
         elif kind == "correction":
             self.prompt = f"[{e['number']}] {e['code']} {self.pegs}: "
@@ -96,6 +106,9 @@ class TextChannel:
         if e["source"] == "secret":
             self.say(f"[{e['number']}] {self.pegs}: {e['hits']},{e['blows']}")
 
+    def _help(self, e: dict) -> None:
+        self.say(f"  type {e['commands']}")
+
     def _refused(self, e: dict) -> None:
         self.say(f"  {e['reason']}; try again")
 
@@ -103,16 +116,17 @@ class TextChannel:
         self.say("No secret agrees with all your answers. These cannot all be true:")
         repairs = {r["number"]: r["candidates"] for r in e["repairs"]}
         for a in e["answers"]:
-            fix = f" (if it was wrong, {plural(repairs[a['number']], 'secret')} remain)" if a["number"] in repairs else ""
+            fix = f" (if it was wrong, {remain(repairs[a['number']])})" if a["number"] in repairs else ""
             self.say(f"  [{a['number']}] {a['code']} -> {a['answer']}{fix}")
 
     def _corrected(self, e: dict) -> None:
         n = e["candidates"]
-        self.say(f"Corrected; {plural(n, 'secret')} {'remains' if n == 1 else 'remain'}.")
+        self.say(f"Corrected; {remain(n)}.")
+        self.shown = None  # the question waiting for its answer is asked again
 
     def _undone(self, e: dict) -> None:
         n = e["candidates"]
-        self.say(f"Undone [{e['number']}] {e['code']} -> {e['answer']}; {plural(n, 'secret')} {'remains' if n == 1 else 'remain'}.")
+        self.say(f"Undone [{e['number']}] {e['code']} -> {e['answer']}; {remain(n)}.")
 
     def _noisy(self, e: dict) -> None:
         self.say(f"Noisy-answer mode: each answer may be wrong with probability {e['probability']}.")

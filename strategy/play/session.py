@@ -4,10 +4,11 @@ The logic of offence (the computer asks), auto (it answers for a given secret to
 ask), the race and noisy-answer mode lives here once; a `Channel` renders the events, as prose for
 a person (`channels.TextChannel`) or as one JSON object per line for a program
 (`channels.JsonChannel`, the protocol documented in the README and `protocol.schema.json`).
-Standard library only: noisy mode loads the engine when it starts.
+Standard library only: the candidates are loaded (NumPy) at the first answer, noisy mode loads the engine
+when it starts. The walker is a tree's (`walker.Walker`) or live play's (`live.LiveWalker`).
 
 Commands, in every mode where they apply: an answer in any notation (`rules.read_answer_text`),
-a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `quit` (or `q`); advice from the exact
+a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `help`, `quit` (or `q`); advice from the exact
 engine at the position of whoever asks (`hint`, `grade CODE`, `analyse [K]`: `advice`); after a game,
 `new [SECRET]` starts the next one (`serve`).
 """
@@ -21,6 +22,10 @@ from . import advice
 from .walker import Conflict, History, TreeGap, Walker
 
 QUIT = {"q", "quit", "exit"}
+HELP = {"help", "h", "?"}
+ANSWERING = ("an answer to my question in any notation (1,2  1 2  12  1H2B  '1 hit, 2 blows'; the code length alone "
+             "for all hits), undo, correct NUMBER ANSWER, noisy [Q] (answers may be wrong), q to quit")
+ASKING = "a code as your question (e.g. {example}), q to quit"
 DEFAULT_NOISE = 0.05
 RACE_RULE = ("You ask first. If you find my secret, I still get my turn of that round: "
              "if I find yours too, the game is a draw.")
@@ -59,7 +64,8 @@ class Asker:
         self.secret = secret
         self.in_race = in_race
         self.history: History = []
-        self.cands: list[Code] = self.game.codes()
+        self._cands = None  # the candidates (play.candidates), made at the first answer
+        self.before: list[int] = []  # secrets that remained before each question of the history
         self.corrected: set[int] = set()
         self.pending: str | None = None  # the question asked and not yet answered
         self.conflict: Conflict | None = None
@@ -75,17 +81,30 @@ class Asker:
     def solved(self) -> bool:
         return bool(self.history) and self.history[-1][1] == self.win_key and self.conflict is None
 
+    @property
+    def cands(self):
+        """The secrets every answer so far allows (a `candidates.Candidates`)."""
+        if self._cands is None:
+            self._cands = self.walker.start()
+        return self._cands
+
+    @property
+    def remaining(self) -> int:
+        """How many secrets remain (before the first answer: every code, counted without listing them)."""
+        return self.game.count() if self._cands is None else len(self._cands)
+
     def transcript(self) -> list[dict]:
         """The questions so far with the secrets that remained before each (after every correction)."""
-        rows, cands = [], self.game.codes()
-        for i, (q, a) in enumerate(self.history):
-            rows.append({"number": i + 1, "code": q, "answer": a, "candidates": len(cands), "corrected": i in self.corrected})
-            cands = self.walker.narrow([(q, a)], among=cands)
-        return rows
+        return [{"number": i + 1, "code": q, "answer": a, "candidates": self.before[i], "corrected": i in self.corrected}
+                for i, (q, a) in enumerate(self.history)]
 
     def _recount(self) -> list[dict]:
         """Recompute the candidates after a change to the history; a contradiction event if none is left."""
-        self.cands = self.walker.narrow(self.history)
+        cands, self.before = self.walker.start(), []
+        for probe, answer in self.walker.parse(self.history):
+            self.before.append(len(cands))
+            cands = cands.narrow(probe, answer)
+        self._cands = cands
         if self.guesser is not None:
             self.guesser = self._new_guesser(self.guesser.q)
             return []
@@ -112,12 +131,17 @@ class Asker:
             guess = self.guesser.gt.code_str(probe)
             best, p = self.guesser.map_secret()
             extra = {"most_likely": self.guesser.gt.code_str(best), "probability": round(p, 6)}
+        elif not self.history and self._cands is None and hasattr(self.walker, "first_guess"):
+            guess = self.walker.first_guess()  # before any answer: no candidates to list yet
         else:
             guess = self.walker.next_guess(self.history, self.cands)
+        if self.guesser is None and hasattr(self.walker, "chooser"):
+            extra = {"by": self.walker.chooser.last}  # live play: how the question was chosen
         self.pending = guess
         code = self.game.read_code(guess)
-        return event("question", number=len(self.history) + 1, code=guess, candidates=len(self.cands),
-                     may_be_secret=code in self.cands, **extra)
+        may_be = True if self._cands is None else code in self._cands  # every code may be it before any answer
+        return event("question", number=len(self.history) + 1, code=guess, candidates=self.remaining,
+                     may_be_secret=may_be, **extra)
 
     def expecting(self) -> dict:
         """The `await` event: what input the computer needs now."""
@@ -135,6 +159,8 @@ class Asker:
         words = low.split()
         if low in QUIT:
             raise End("quit")
+        if low in HELP:
+            return [event("help", commands=ANSWERING)]
         if low == "undo":
             return self.undo()
         if words and words[0] == "correct":
@@ -167,8 +193,9 @@ class Asker:
             return [refused(text, "no advice in noisy-answer mode: the answers may be wrong")]
         if self.conflict is not None:
             return [refused(text, "your answers contradict each other: correct one first")]
+        tree = getattr(self.walker, "tree_option", None)  # a tree's walker (live play's has none)
         return advice.command(advice.advisor_for(self.game), list(self.history), text, len(self.history) + 1,
-                              lambda: self.walker.tree_option(self.history, self.cands)) or []
+                              (lambda: tree(self.history, self.cands)) if tree else None) or []
 
     def record(self, answer: Answer, source: str) -> list[dict]:
         """The answer to the pending question."""
@@ -176,9 +203,10 @@ class Asker:
         key = self.game.format_answer(answer)
         self.history.append((question, key))
         probe = self.game.read_code(question)
-        self.cands = [c for c in self.cands if feedback(c, probe) == answer]
+        self.before.append(len(self.cands))
+        self._cands = self.cands.narrow(probe, answer)
         events = [event("answer", number=len(self.history), code=question, **answer_fields(self.game, answer),
-                        candidates=len(self.cands), source=source)]
+                        candidates=len(self._cands), source=source)]
         if self.guesser is not None:
             self.guesser.update(self.guesser.gt.index(probe), answer)
         elif not self.cands:
@@ -192,6 +220,7 @@ class Asker:
         if not self.history:
             return [refused("undo", "there is no answer to undo")]
         question, answer = self.history.pop()
+        self.before.pop()
         self.corrected.discard(len(self.history))
         self.pending, self.fixing = None, None
         events = self._recount()
@@ -210,6 +239,7 @@ class Asker:
         self.corrected.add(i)
         if key == self.win_key:  # the game ended at that question
             del self.history[i + 1:]
+            del self.before[i + 1:]
             self.pending = None
         events = self._recount()
         return [event("corrected", number=i + 1, code=question, **answer_fields(self.game, answer),
@@ -278,8 +308,9 @@ def refused(text: str, reason: str) -> dict:
 
 
 def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> dict:
+    objective = getattr(walker, "objective", None) or (walker.doc.objective if walker else None)
     return event("ready", protocol=PROTOCOL_VERSION, mode=mode, game=game.spec, secrets=game.count(), tree=tree,
-                 objective=walker.doc.objective if walker else None)
+                 objective=objective)
 
 
 def serve(channel: Channel, game: Game, play: Callable[[Code | None], int], secret: Code | None) -> int:
@@ -345,6 +376,9 @@ def _read_question(game: Game, channel: Channel, number: int, history: History |
         text = line.strip()
         if text.lower() in QUIT:
             raise End("quit")
+        if text.lower() in HELP:
+            channel.emit(event("help", commands=ASKING.format(example=game.format_code(game.code_at(0)))))
+            continue
         events = None if history is None else advice.command(advice.advisor_for(game), history, text, number)
         if events is not None:
             for e in events:
@@ -394,15 +428,20 @@ def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None
     game = walker.game
     mine = secret
     me = Asker(walker, in_race=True)
-    racer = AdaptiveRacer(walker, model)
-    their_cands = game.codes()  # what the person may still think my secret is
+    if hasattr(walker, "chooser"):  # live play: no tree to model the race with
+        from .live import LiveRacer
+
+        racer = LiveRacer(walker)
+    else:
+        racer = AdaptiveRacer(walker, model)
+    their_cands = walker.start()  # what the person may still think my secret is
     asked: list[dict] = []
     channel.emit(_ready("race", game, walker, tree))
     try:
         for round_number in range(1, 10 * game.length + 50):
             probe = _read_question(game, channel, round_number, [(a["code"], a["answer"]) for a in asked])
             answer = feedback(mine, probe)
-            their_cands = [c for c in their_cands if feedback(c, probe) == answer]
+            their_cands = their_cands.narrow(probe, answer)
             asked.append({"number": round_number, "code": game.format_code(probe), "answer": game.format_answer(answer)})
             channel.emit(event("answer_to_your_question", number=round_number, code=game.format_code(probe),
                                **answer_fields(game, answer)))

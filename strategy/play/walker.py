@@ -1,11 +1,12 @@
 """Walk a stored tree for any partial game: the next question and the remaining candidates.
 
-Standard library and orjson only, so a program (or the player) answers instantly. Questions
+Standard library and orjson only, so a program (or the player) answers instantly; the candidates of a
+session (`start`, `narrowed`) are NumPy arrays (`candidates`), loaded at the first answer. Questions
 that are not the tree's (a corrected answer, a question asked for another reason) are allowed:
 once the history leaves the tree's path, the next question comes from the exact engine
-(`advice.off_tree_question`, loaded then: the best question, or with more than a second of search
-needed, whichever of the engine's candidate and the tree's own continuation has the least proven
-total); with one or two secrets left, the first of them, which is optimal. The tree's continuation
+(`advice.off_tree_question`, loaded then, in games of up to 10,000 codes: the best question, or with more
+than a second of search needed, whichever of the engine's candidate and the tree's own continuation has the
+least proven total); with one or two secrets left, the first of them, which is optimal. The tree's continuation
 stays at the deepest tree node the history reaches, and skips that subtree's questions whose answer
 every remaining candidate already determines. Codes are strings at this API (`"0123"`), as in the
 tree file; answers are `"H,B"`.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 from ..rules import Answer, Code, Game, feedback
 from ..tree.format import Node, TreeDoc, load, path_text
@@ -61,6 +63,25 @@ class Walker:
     def parse(self, history: History) -> list[tuple[Code, Answer]]:
         """Read and check a history; GameError for a bad code or an impossible answer."""
         return [(self.game.parse_code(q), self.game.parse_answer(a)) for q, a in history]
+
+    def first_guess(self) -> str:
+        """The first question: the root's (no candidate is listed before the first answer, which the
+        candidates are made ready for meanwhile)."""
+        prepare(self.start)
+        return self.root["guess"]
+
+    def start(self):
+        """Every code of the game as a `candidates.Candidates` (NumPy is loaded here, not before)."""
+        from .candidates import every
+
+        return every(self.game)
+
+    def narrowed(self, history: History, among=None):
+        """The `Candidates` (default: of every code) that give each recorded answer."""
+        cands = self.start() if among is None else among
+        for probe, answer in self.parse(history):
+            cands = cands.narrow(probe, answer)
+        return cands
 
     def narrow(self, history: History, among: list[Code] | None = None) -> list[Code]:
         """Every secret (as a tuple) among `among` (default: all) that gives each recorded answer."""
@@ -111,8 +132,10 @@ class Walker:
             return self._tree_guess(node, path, cands)
         if len(cands) <= 2:  # ask one of them: 1 question, or 1 + 2 (any other question costs at least 2 + 2)
             return self.game.format_code(min(cands))
-        from .advice import off_tree_question  # the engine, loaded only now
+        from .advice import COACH_MAX_CODES, off_tree_question  # the engine, loaded only now
 
+        if self.game.count() > COACH_MAX_CODES:  # no feedback table built behind a player's back
+            return self._tree_guess(node, path, cands)
         return off_tree_question(self.game, history, lambda: self.tree_option(history, cands))
 
     def tree_option(self, history: History, cands: list[Code]) -> tuple[str, int] | None:
@@ -163,22 +186,37 @@ class Walker:
 
     def conflict(self, history: History) -> Conflict:
         """Explain a contradiction: a minimal set of answers that cannot all hold, and single-answer repairs."""
-        items = list(range(len(history)))
-        repairs = {}
-        for i in items:
-            left = len(self.narrow([h for j, h in enumerate(history) if j != i]))
-            if left:
-                repairs[i] = left
-        core = list(items)
-        for i in items:
-            trial = [j for j in core if j != i]
-            if not self.narrow([history[j] for j in trial]):
-                core = trial
-        return Conflict(core, repairs)
+        return explain(history, lambda h: len(self.narrowed(h)))
 
 
-def _common_answer(cands: list[Code], probe: Code) -> Answer | None:
+def prepare(make: Callable[[], object]) -> None:
+    """Call `make` in a daemon thread: the candidates (NumPy, and numba for live play) load while the person
+    thinks about the first question; a program that answers at once waits for the rest, as it would have."""
+    import threading
+
+    threading.Thread(target=make, daemon=True).start()
+
+
+def explain(history: History, left: Callable[[History], int]) -> Conflict:
+    """A contradiction's explanation, from `left(history)`: how many secrets agree with a history."""
+    items = list(range(len(history)))
+    repairs = {}
+    for i in items:
+        count = left([h for j, h in enumerate(history) if j != i])
+        if count:
+            repairs[i] = count
+    core = list(items)
+    for i in items:
+        trial = [j for j in core if j != i]
+        if not left([history[j] for j in trial]):
+            core = trial
+    return Conflict(core, repairs)
+
+
+def _common_answer(cands, probe: Code) -> Answer | None:
     """The answer every candidate gives to `probe`, or None as soon as two differ."""
+    if not isinstance(cands, list):
+        return cands.common_answer(probe)
     first = feedback(cands[0], probe)
     for c in cands[1:]:
         if feedback(c, probe) != first:

@@ -165,8 +165,9 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
             i = pending.pop(future)
             solved, seconds = future.result()
             bar.update(len(games[i].S))
-            if solved is UNFINISHED:
+            if solved is UNFINISHED:  # the bar counts it as passed, and says it is not done
                 unfinished += 1
+                bar.set_postfix_str(f"{unfinished} left unfinished by the budget", refresh=False)
                 continue
             if solved is not None:
                 better[i] = solved

@@ -6,6 +6,8 @@ questions, and (for the race) any vector given explicitly, each a `engine.search
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..engine.searcher import Costs
 
 
@@ -63,5 +65,6 @@ def from_name(name: str) -> Costs | None:
         return total()
     if not depth.isdigit() or not 0 < int(depth) < 1000:
         return None
-    builders = {"total-within": total, "feasible": feasible, "fewest-at": at_last_level, "within": within}
+    builders: dict[str, Callable[[int], Costs]] = {"total-within": total, "feasible": feasible,
+                                                    "fewest-at": at_last_level, "within": within}
     return builders[head](int(depth)) if head in builders else None

@@ -7,7 +7,7 @@ from .verify import Stats, verify
 
 def first_difference(a: dict, b: dict) -> str | None:
     """The first node, depth first in answer order, where the trees ask different questions or branch differently."""
-    stack = [(a, b, [])]
+    stack: list[tuple[dict, dict, list[tuple[str, str]]]] = [(a, b, [])]
     while stack:
         x, y, path = stack.pop()
         if x["guess"] != y["guess"]:

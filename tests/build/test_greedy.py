@@ -4,12 +4,13 @@ from __future__ import annotations
 import numpy as np
 import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from strategy.engine.table import game_table
 from strategy.build.greedy import STRATEGIES, build
-from strategy.rules import parse_game
 from strategy.engine.symmetry import canonical_probes, position_perms
+from strategy.engine.table import game_table
+from strategy.rules import parse_game
 from strategy.tree.format import TreeDoc
 from strategy.tree.verify import verify
 
@@ -138,8 +139,8 @@ def test_on_the_fly_answers_are_the_rules(spec):
 
 def test_large_builds_need_no_table():
     """A build never makes the N×N answer table (it would be 914 MB for bulls 5 of 10)."""
-    from strategy.engine import table as feedback_table
     from strategy.build.greedy import build_checked
+    from strategy.engine import table as feedback_table
 
     feedback_table.game_table.cache_clear()
     tree, stats = build_checked(parse_game("bulls:5x8"), "expected-size", progress=False)
@@ -187,9 +188,9 @@ def test_threads_build_the_same_tree(spec, strategy, consistent_only):
 
 def test_threads_build_the_same_subtree_after_a_question():
     """The same holds for the tree of the secrets left after a question (the exact search's fallback)."""
+    from strategy.build.greedy import PARALLEL_TREE, build_checked
     from strategy.engine.table import game_codes
     from strategy.rules import feedback
-    from strategy.build.greedy import PARALLEL_TREE, build_checked
 
     game = parse_game("bulls:4x10")
     gc = game_codes(game)
@@ -204,11 +205,11 @@ def test_threads_build_the_same_subtree_after_a_question():
 
 # -- exact endgames (strategy build --exact-below N) --------------------------------------------------------------
 
-from strategy.tree.verify import impossible_question  # noqa: E402
+from strategy.engine.searcher import Engine, Spec  # noqa: E402
 from strategy.search import objectives  # noqa: E402
 from strategy.search.endgame import UNFINISHED, endgames, exact_endgame, from_store  # noqa: E402
 from strategy.search.known import tree_cost  # noqa: E402
-from strategy.engine.searcher import Engine, Spec  # noqa: E402
+from strategy.tree.verify import impossible_question  # noqa: E402
 
 
 @pytest.mark.parametrize("spec, consistent_only, optimum", [

@@ -5,12 +5,12 @@ import numpy as np
 import orjson
 import pytest
 
-from strategy.engine import greedy
-from strategy.engine.table import game_codes
-from strategy.tree.verify import impossible_question, measure
-from strategy.rules import GameError, parse_game
 from strategy.build.greedy import build_checked, klogk_table
 from strategy.build.pilot import build_pilot
+from strategy.engine import greedy
+from strategy.engine.table import game_codes
+from strategy.rules import GameError, parse_game
+from strategy.tree.verify import impossible_question, measure
 from tests.conftest import run_cli
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import orjson
 import pytest
@@ -15,7 +16,7 @@ from ..conftest import ROOT, TREES, run_cli
         (["build", "--game", "bulls:5x4", "--strategy", "minimax"], "n <= k"),
         (["build", "--game", "poker:4x10", "--strategy", "minimax"], "unknown game spec"),
         (["build", "--game", "bulls:4x10", "--strategy", "minimax", "--first", "0012"], "repeats a symbol"),
-        (["verify", "missing.json"], "cannot read tree file"),
+        (["verify", "missing.json"], "is neither a file nor a shipped tree"),
     ],
 )
 def test_bad_input_is_one_line(args, message):
@@ -175,8 +176,8 @@ def signatures():
     return {(m.__name__, name): len(f.signatures) for m in (exact, greedy, noisy, symmetry, table)
             for name, f in vars(m).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
 
-part = sys.argv[1]
-warmup.warm_up(part)
+for part in sys.argv[1].split(","):
+    warmup.warm_up(part)
 before = signatures()
 from strategy.cli import main
 main(sys.argv[2:])
@@ -189,7 +190,7 @@ print(sorted(f"{m}.{n}" for (m, n), k in after.items() if k > before.get((m, n),
 @pytest.mark.parametrize("part,command", [
     ("search", ["solve", "--game", "mastermind:3x5", "--objective", "worst-then-fewest", "--store", "{tmp}/s.db",
                 "--quiet", "-o", "{tmp}/t.json"]),
-    ("search", ["build", "--game", "bulls:4x7", "--strategy", "entropy", "--exact-below", "200", "--quiet",
+    ("builder,search", ["build", "--game", "bulls:4x7", "--strategy", "entropy", "--exact-below", "200", "--quiet",
                 "-o", "{tmp}/b.json"]),
     ("builder", ["build", "--game", "mastermind:4x5", "--strategy", "minimax", "--pilot", "2", "--quiet",
                  "-o", "{tmp}/p.json"]),
@@ -233,3 +234,41 @@ def test_a_kernel_counts_as_compiled_only_when_numba_would_load_it_from_its_cach
     (tmp_path / "kernel.py").write_text(source.format(2))
     os.utime(tmp_path / "kernel.py", ns=(0, 10**18))  # another time stamp, whatever the clock's resolution
     assert run() == "False True"
+
+
+def test_the_command_alone_prints_its_help():
+    r = run_cli()
+    assert r.returncode == 0 and r.stdout.startswith("usage: strategy") and "trees" in r.stdout and not r.stderr
+
+
+@pytest.mark.pty
+def test_a_tree_is_never_poured_onto_a_terminal(tmp_path):
+    """As gzip refuses to write to a terminal: solve and build without -o refuse before any work when standard
+    output is a terminal; into a pipe the tree still flows."""
+    import pexpect
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for args in (["solve", "--game", "bulls:3x6"], ["build", "--game", "bulls:3x6", "--strategy", "entropy"]):
+        child = pexpect.spawn(sys.executable, ["-m", "strategy", *args], env=env, encoding="utf-8", timeout=60)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 2 and "would be written to the terminal: give -o FILE" in child.before
+    piped = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy", "--quiet")
+    assert piped.returncode == 0 and piped.stdout.startswith('{"format":"strategy-tree"')
+
+
+def test_improve_reports_its_own_objective_and_what_the_budget_left(tmp_path):
+    """improve --objective worst-then-fewest improves the secrets at the worst depth (the total may grow): it says
+    so first; a budget that stops some endgames is named, not hidden behind a full progress bar."""
+    tree = tmp_path / "e.json"
+    assert run_cli("build", "--game", "bulls:4x7", "--strategy", "entropy", "--quiet", "-o", str(tree)).returncode == 0
+    r = run_cli("improve", str(tree), "--objective", "worst-then-fewest", "--exact-below", "100", "--quiet",
+                "-o", str(tmp_path / "w.json"))
+    assert r.returncode == 0 and "bulls:4x7: secrets at depth 6: 16 -> 6 (total 3657 -> 3683)" in r.stderr, r.stderr
+    r = run_cli("improve", str(tree), "--exact-below", "400", "--budget", "0.05", "--quiet", "-o", str(tmp_path / "t.json"))
+    assert r.returncode == 0 and "endgames left unfinished by --budget" in r.stderr, r.stderr
+
+
+def test_the_second_question_table_explains_its_columns():
+    r = run_cli("table", "bulls:4x10")
+    assert r.returncode == 0 and "vs first: what the first question answers if the second is the secret" in r.stdout

@@ -298,6 +298,18 @@ def test_advice_through_the_protocol():
         assert hint.proven_best and hint.code == grade.best["code"]
 
 
+def test_help_lists_the_commands_in_every_mode():
+    player = start(TREE3)
+    player.until_await()
+    events = checked(player.send("help"))
+    assert events[0].kind == "help" and "undo" in events[0].commands
+    assert close(player) == 4
+    player = start("--defence", "--game", "bulls:10x10", "--secret", "0123456789")  # live: no list of every code
+    player.until_await()
+    assert checked(player.send("help"))[0].kind == "help"
+    assert close(player) == 4
+
+
 def test_every_event_kind_was_produced_and_valid():
     """Runs last in this module: the sessions above produced every event the schema defines."""
     assert SEEN == set(SCHEMA["$defs"]), set(SCHEMA["$defs"]) - SEEN

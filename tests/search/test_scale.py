@@ -25,7 +25,7 @@ from strategy.rules import parse_game
 from strategy.tree import format as tree_io
 from strategy.tree.verify import measure
 
-from ..conftest import ROOT, interrupt_after, run_cli, solve
+from ..conftest import ROOT, TREES, interrupt_after, run_cli, solve
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
@@ -170,7 +170,7 @@ def test_a_task_that_fails_on_every_worker_names_the_likely_cause(monkeypatch, f
 # (bulls 4 of 9 became a 2 s search, and the signal could arrive once it had finished); its shipped tree is the
 # uninterrupted solve's
 RESUMED = "bulls:4x10"
-RESUMED_TREE = ROOT / "trees" / "bulls-4x10-total.json"
+RESUMED_TREE = TREES / "bulls-4x10-total.json"
 
 
 def _solve_cli(tmp: Path, *extra: str, stderr=subprocess.PIPE) -> subprocess.Popen:
@@ -391,8 +391,7 @@ def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_s
     reports at least that bound at once (bulls 4 of 7, split finely, interrupted mid-search)."""
     import numpy as np
 
-    from strategy.search import worker
-    from strategy.search import objectives
+    from strategy.search import objectives, worker
     from strategy.search.driver import Plan
     from strategy.search.store import Store, compact, set_key
 

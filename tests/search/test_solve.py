@@ -11,7 +11,7 @@ from strategy.interrupts import Interrupted
 from strategy.rules import parse_game
 from strategy.tree.verify import measure
 
-from ..conftest import interrupt_after, run_cli, solve
+from ..conftest import TREES, interrupt_after, run_cli, solve
 
 
 def solved(spec, objective="total", **kw):
@@ -632,10 +632,9 @@ def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes
     from strategy.tree import format as tree_io
     from strategy.tree.verify import impossible_question
 
-    from ..conftest import ROOT
 
-    unrestricted = ROOT / "trees" / "bulls-4x10-nz-total.json"
-    consistent = ROOT / "trees" / "bulls-4x10-nz-consistent-total.json"
+    unrestricted = TREES / "bulls-4x10-nz-total.json"
+    consistent = TREES / "bulls-4x10-nz-consistent-total.json"
     game = parse_game("bulls:4x10:nz")
     assert impossible_question(game, tree_io.load(consistent).root) is None
     assert "cannot be the secret there" in impossible_question(game, tree_io.load(unrestricted).root)
@@ -759,9 +758,8 @@ def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search
     search that may ask any code (its tree, worse, is only the first cut-off), and the tree is the same."""
     import orjson
 
-    from ..conftest import ROOT
 
-    shipped = ROOT / "trees" / "mastermind-4x6-total-within-5.json"
+    shipped = TREES / "mastermind-4x6-total-within-5.json"
     r = run_cli("solve", "--game", "mastermind:4x6", "--objective", "worst", "--incumbent", str(shipped), "--quiet",
                 "--trust", str(shipped), "-o", str(tmp_path / "w.json"))
     assert r.returncode == 0, r.stderr
@@ -796,10 +794,9 @@ def test_a_solved_tree_brings_the_bounds_its_proof_holds_for():
     from strategy.search.known import claimed_bounds as _proven_bound
     from strategy.tree import format as tree_io
 
-    from ..conftest import ROOT
 
     def doc(name):
-        return tree_io.load(ROOT / "trees" / f"{name}.json")
+        return tree_io.load(TREES / f"{name}.json")
 
     total, worst, fewest = doc("mastermind-5x5-total"), doc("mastermind-5x5-worst"), doc("mastermind-5x5-worst-then-fewest")
     consistent = doc("mastermind-5x5-consistent-total")

@@ -7,9 +7,10 @@ import pytest
 from strategy.engine.table import game_table
 from strategy.rules import parse_game
 from strategy.search.analyse import Analyser, class_representatives, position_from_history
+from strategy.tree import shipped
 from strategy.tree.verify import verify_file
 
-from ..conftest import ROOT, import_tool
+from ..conftest import import_tool
 
 # Serkan Gür's Mastermind strategies page (http://serkangur.freeservers.com/): the secrets left after each first
 # question, by answer (black, white), for the five first questions 1111 1112 1122 1123 1234 (0000 0001 0011 0012 0123
@@ -46,14 +47,14 @@ def test_every_solved_game_has_its_table_and_the_trees_first_question_holds_its_
     tool = import_tool("first_questions")
     rows = table_rows()
     assert {spec for spec, _ in tool.solved_games()} <= set(rows), "a solved game of at most 10,000 codes is missing"
-    for spec, tree_file in tool.solved_games():
-        doc, stats = verify_file(ROOT / "trees" / tree_file)
+    for spec, tree_name in tool.solved_games():
+        doc, stats = verify_file(shipped.path_of(tree_name))
         gt = game_table(doc.game)
         pos = position_from_history(gt, [])
         reps = class_representatives(pos)
         first = gt.code_str(int(reps[gt.index(doc.game.read_code(doc.root["guess"]))]))
         mine = [r for r in rows[spec] if r[1] == first]
-        assert len(mine) == 1 and tree_file in mine[0][-1], (spec, first)
+        assert len(mine) == 1 and mine[0][-1] == f"`{tree_name}` asks it", (spec, first)
         lo, hi = bounds(mine[0][4])
         assert lo <= stats.total and (hi is None or stats.total <= hi), (spec, mine[0])
         if lo == hi:
