@@ -94,6 +94,8 @@ def position_from_history(gt: GameTable, history: Sequence[tuple[str, str]]) -> 
     another game, an answer impossible in the game or to its question, answers no secret gives together, or a
     game already won."""
     game = gt.game
+    if len(history) > gt.size:  # the engine's depths go as far as one question per code
+        raise PositionError(f"a history of {len(history)} questions: {game.spec} needs at most {gt.size}")
     S = np.arange(gt.size, dtype=np.int32)
     asked, probes = [], []
     win = game.format_answer(game.win)
