@@ -33,11 +33,12 @@ EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradict
 CODES = {
     "bad_answer": "an answer that cannot be read (a word it does not know, a sign, a decimal point, an ambiguous "
                   "notation), or that no secret gives in this game",
-    "bad_code": "a code that is not one of this game's: a question, or the secret of `new`",
-    "bad_command": "a command written wrongly: `correct NUMBER ANSWER`, `noisy [Q]` with Q in [0, 1)",
+    "bad_code": "a code that is not one of this game's: a question, the secret of `new`, or what `grade` grades",
+    "bad_command": "a command written wrongly: `correct NUMBER ANSWER`, `noisy [Q]` with Q in [0, 1), `grade CODE`, "
+                   "`analyse [K]` with K from 1",
     "no_such_answer": "`correct` or a repair names an answer number that was not given",
     "unavailable": "a command that does not apply now: `undo` with nothing to undo, `undo` or `noisy` in a race, "
-                   "`noisy` twice, or on a game too large for its table",
+                   "`noisy` twice, or on a game too large for its table, advice in noisy-answer mode",
     "contradiction": "refused: the answers contradict each other, and only a repair is taken; error: in "
                      "noisy-answer mode with noise 0, no secret agrees with the answers (exit 5)",
     "game_over": "the game is over: only `new [SECRET]` or `quit` is taken",
@@ -164,6 +165,25 @@ class Player:
 
     def noisy(self, probability: float | None = None) -> list[Event]:
         return self.send("noisy" if probability is None else f"noisy {probability}")
+
+    def hint(self) -> Event:
+        """The best question from the position of whoever asks (the `hint` event)."""
+        return self._reply("hint", "hint")
+
+    def grade(self, code: str) -> Event:
+        """A question's value against the best one's (the `grade` event)."""
+        return self._reply(f"grade {code}", "grade")
+
+    def analyse(self, top: int | None = None) -> Event:
+        """Every question of the position, or the `top` best, valued (the `analysis` event)."""
+        return self._reply("analyse" if top is None else f"analyse {top}", "analysis")
+
+    def _reply(self, line: str, kind: str) -> Event:
+        events = self.send(line)
+        found = [e for e in events if e.kind == kind]
+        if not found:
+            raise ProtocolError(f"expected {kind}, got {[(e.kind, e.fields) for e in events][:3]}")
+        return found[0]
 
     def new(self, secret: str | None = None) -> list[Event]:
         """Start the next game (after an `await` for `new`)."""

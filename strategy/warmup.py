@@ -12,7 +12,7 @@ from __future__ import annotations
 
 WARM_UP_GAME = "bulls:3x8"  # 336 codes: the solve driver splits it, and every kernel path is reached
 PARTS = {"search": "the search engine", "builder": "the tree builder", "bound": "the bound kernels",
-         "fallback": "the greedy fallback of an interrupted solve"}
+         "fallback": "the greedy fallback of an interrupted solve", "analyse": "the analysis engine"}
 
 
 def ready(part: str, strategy: str = "entropy") -> bool:
@@ -27,6 +27,11 @@ def ready(part: str, strategy: str = "entropy") -> bool:
         return all(compiled(greedy, kernel) for kernel in ("build_steps", "probe_scores"))
     if part == "bound":
         return compiled(exact, "probe_bounds") and compiled(exact, "solve")
+    if part == "analyse":
+        from .engine import symmetry
+
+        return compiled(exact, "solve") and compiled(exact, "bound_set") and compiled(symmetry, "stabiliser") \
+            and compiled(greedy, "build_steps")
     raise ValueError(f"no warm-up for {part!r}")
 
 
@@ -51,6 +56,8 @@ def warm_up(part: str, strategy: str = "entropy") -> None:
         from .search.lookahead import lookahead_bound
 
         lookahead_bound(game_table(game), objectives.total(), 2, exact_below=60)
+    elif part == "analyse":
+        _analyse(game)
     else:
         raise ValueError(f"no warm-up for {part!r}")
 
@@ -104,6 +111,22 @@ def _search(game) -> None:
     engine = Engine(gt, Spec(game, objectives.total(), False, tt_bits=4))
     for n in (exact.BYTES_MAX, gt.size):
         engine.branching(np.arange(n, dtype=np.int32))
+
+
+def _analyse(game) -> None:
+    """Every question of a position of the small game valued, under both objectives, with a budget (the threaded
+    searches and the greedy upper bounds) and without, and a set of secrets given as such."""
+    import time
+
+    from .engine.table import game_table
+    from .search.analyse import Analyser, position_from_history, position_from_secrets
+
+    gt = game_table(game)
+    pos = position_from_history(gt, [("012", "0,1")])
+    for objective in ("total", "worst"):
+        Analyser(gt, objective).analyse(pos)
+    Analyser(gt).analyse(pos, top=2, deadline=time.perf_counter() + 1e-3)
+    Analyser(gt).grade(position_from_secrets(gt, ["123", "124", "135", "456"]), "012")
 
 
 def _builder(game, strategy: str) -> None:

@@ -223,9 +223,9 @@ def block_protocol_session() -> str:
     lines = ["$ strategy play bulls:3x10 --protocol"]
     player = Player.start("bulls:3x10", env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
-    def show(events) -> None:
+    def show(events) -> None:  # paths as the checkout names them, whichever folder it is in
         for e in events:
-            lines.append("< " + orjson.dumps({"event": e.kind, **e.fields}).decode())
+            lines.append("< " + orjson.dumps({"event": e.kind, **e.fields}).decode().replace(f"{ROOT}/", ""))
 
     show([player.ready])
     events = player.until_await()
@@ -273,6 +273,8 @@ def json_type(schema: dict) -> str:
         return "one of " + ", ".join(f"`{orjson.dumps(v).decode()}`" for v in schema["enum"])
     if "oneOf" in schema:
         return " or ".join(json_type(s) for s in schema["oneOf"])
+    if "$ref" in schema:  # a definition shared by several events (the analysis event's row and value)
+        return f"a {schema['$ref'].rsplit('/', 1)[1]} (see below)"
     if schema.get("type") == "object" and "properties" in schema:
         return "{" + ", ".join(schema["properties"]) + "}"
     kinds = schema.get("type")

@@ -2,7 +2,7 @@
 and Mastermind.
 
 One module per family of commands, each command's parser beside its handler: build (build, improve), solve
-(solve, bound), inspect (verify, stats, compare, race), export (table, html, export, graph) and play; what they
+(solve, bound), analyse, inspect (verify, stats, compare, race), export (table, html, export, graph) and play; what they
 share is in options. Engine modules are imported inside the commands that need them, so that tree-only
 commands (verify, stats, play) start without NumPy or numba. Every failure ends in one line on standard
 error and a non-zero exit status (text from a file in it escaped); SIGTERM and SIGHUP stop the work like
@@ -25,11 +25,11 @@ from ..files import FileError, printable, quote
 from ..interrupts import Interrupted, Terminated, signals_unwrapped, terminate_on_signals
 from ..rules import GameError
 from ..tree.format import TreeError
-from . import build, export, inspect, play, solve
+from . import analyse, build, export, inspect, play, solve
 from .options import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Parser, UsageError, log,
                       require_compiled_code)
 
-FAMILIES = (build, solve, play, inspect, export)
+FAMILIES = (build, solve, analyse, play, inspect, export)
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -119,7 +119,7 @@ def _prepare(args: argparse.Namespace):
         return game.code_at(rng.randrange(game.count()))
 
     if mode == "defence":
-        def play(code): return session.defence(game, channel, code or drawn())
+        def play(code): return session.defence(game, channel, code or drawn(), coach=not args.protocol)
     elif mode == "race":
         def play(code): return session.race(walker, channel, code or drawn(), tree=tree_name,
                                             model=args.opponent or "tree")

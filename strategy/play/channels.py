@@ -12,6 +12,7 @@ import orjson
 
 from ..protocol import EXIT_CONTRADICTION
 from ..rules import Game
+from .advice import grade_lines, hint_lines, table_lines
 from .session import RACE_RULE, End
 
 MAX_LINE_BYTES = 65_536  # a longer input line is no command: the protocol ends with an error rather than hold it
@@ -105,7 +106,8 @@ class TextChannel:
             self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or 1H2B; "
                      f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits.")
         elif self.mode == "defence":
-            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; q quits.")
+            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; "
+                     "hint gives the best question, grade CODE and analyse [K] the value of questions; q quits.")
         elif self.mode == "race":
             self.say(f"Race on {spec}. Think of your secret; I have mine. {RACE_RULE}")
 
@@ -183,6 +185,18 @@ class TextChannel:
         else:
             self.say(f"Solved in {plural(e['questions'], 'question')}.")
             self.say(my_table(e["history"], "history"))
+
+    def _hint(self, e: dict) -> None:
+        for line in hint_lines(e):
+            self.say(line)
+
+    def _grade(self, e: dict) -> None:
+        for line in grade_lines(e):
+            self.say("  " + line)
+
+    def _analysis(self, e: dict) -> None:
+        for line in table_lines(e, None):
+            self.say(line)
 
     def _error(self, e: dict) -> None:
         print(f"strategy: error: {e['message']}", file=sys.stderr, flush=True)

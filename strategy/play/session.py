@@ -8,7 +8,8 @@ Standard library only: the candidates are loaded (NumPy) at the first answer, no
 when it starts. The walker is a tree's (`walker.Walker`) or live play's (`live.LiveWalker`).
 
 Commands, in every mode where they apply: an answer in any notation (`rules.read_answer_text`),
-a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `help`, `quit` (or `q`); for a program,
+a question (a code), `undo`, `correct I ANSWER`, `noisy [Q]`, `help`, `quit` (or `q`); advice from the exact
+engine at the position of whoever asks (`hint`, `grade CODE`, `analyse [K]`: `advice`); for a program,
 `new [SECRET]` starts the next game, after one or in the middle of one (`serve`, `Games`). Every refusal and
 error carries a code from `protocol.CODES`.
 """
@@ -18,6 +19,7 @@ from typing import Callable, Protocol
 
 from ..protocol import EXIT_BAD_INPUT, EXIT_CONTRADICTION, EXIT_EOF, EXIT_QUIT, EXIT_SOLVED, PROTOCOL_VERSION
 from ..rules import Answer, Code, Game, GameError, feedback
+from . import advice
 from .walker import Conflict, History, TreeGap, Walker
 
 QUIT = {"q", "quit", "exit"}
@@ -195,6 +197,8 @@ class Asker:
             return self.correct(number - 1, parts[2])
         if low == "n" or (words and words[0] == "noisy"):
             return self.to_noisy(words[1] if len(words) > 1 else None)
+        if words and words[0] in advice.ADVICE_COMMANDS:
+            return self.advise(text)
         if self.fixing is not None:
             i, self.fixing = self.fixing, None
             return self.correct(i, text)
@@ -217,6 +221,16 @@ class Asker:
     def _no_such_answer(self, text: str, number: str) -> dict:
         return refused(text, f"there is no answer {shown_number(number)} (answers 1 to {len(self.history)})",
                        "no_such_answer")
+
+    def advise(self, text: str) -> list[dict]:
+        """An advice command at the position of the answers so far (not in noisy mode, nor while they conflict)."""
+        if self.guesser is not None:
+            return [refused(text, "no advice in noisy-answer mode: the answers may be wrong", "unavailable")]
+        if self.conflict is not None:
+            return [refused(text, "your answers contradict each other: correct one first", "contradiction")]
+        tree = getattr(self.walker, "tree_option", None)  # a tree's walker (live play's has none)
+        return advice.command(advice.advisor_for(self.game), list(self.history), text, len(self.history) + 1,
+                              (lambda: tree(self.history, self.cands)) if tree else None) or []
 
     def record(self, answer: Answer, source: str) -> list[dict]:
         """The answer to the pending question."""
@@ -442,8 +456,9 @@ def offence(walker: Walker, channel: Channel, secret: Code | None = None, noise:
         return _stopped(channel, End("error", str(e), "tree_gap"), EXIT_BAD_INPUT)
 
 
-def _read_question(game: Game, channel: Channel, number: int) -> Code:
-    """The person's next question (a code), refusing what is not a code of the game."""
+def _read_question(game: Game, channel: Channel, number: int, history: History | None = None) -> Code:
+    """The person's next question (a code), refusing what is not a code of the game; advice commands are answered
+    at the position of `history` (the person's questions and my answers)."""
     while True:
         channel.emit(event("await", input="question", number=number))
         line = channel.read()
@@ -455,23 +470,36 @@ def _read_question(game: Game, channel: Channel, number: int) -> Code:
         if text.lower() in HELP:
             channel.emit(event("help", commands=ASKING.format(example=game.format_code(game.code_at(0)))))
             continue
+        events = None if history is None else advice.command(advice.advisor_for(game), history, text, number)
+        if events is not None:
+            for e in events:
+                channel.emit(e)
+            continue
         try:
             return game.parse_code(text)
         except GameError as e:
             channel.emit(refused(text, str(e), "bad_code"))
 
 
-def defence(game: Game, channel: Channel, secret: Code) -> int:
-    """The computer holds `secret` and answers the person's questions."""
+def defence(game: Game, channel: Channel, secret: Code, coach: bool = False) -> int:
+    """The computer holds `secret` and answers the person's questions; with `coach`, each question is graded
+    against the best one at its position (a `grade` event after its answer)."""
     channel.emit(_ready("defence", game, None, None))
     asked: list[dict] = []
+    coach = coach and game.count() <= advice.COACH_MAX_CODES
+    if coach:
+        advice.advisor_for(game).preload()
     try:
         while True:
-            probe = _read_question(game, channel, len(asked) + 1)
+            history = [(a["code"], a["answer"]) for a in asked]
+            probe = _read_question(game, channel, len(asked) + 1, history)
             answer = feedback(secret, probe)
             asked.append({"number": len(asked) + 1, "code": game.format_code(probe), "answer": game.format_answer(answer)})
             channel.emit(event("answer_to_your_question", number=len(asked), code=game.format_code(probe),
                                **answer_fields(game, answer)))
+            if coach:
+                channel.emit(event("grade", number=len(asked), code=game.format_code(probe),
+                                   **advice.advisor_for(game).grade(history, game.format_code(probe))))
             if answer == game.win:
                 channel.emit(event("solved", by="you", code=game.format_code(secret), questions=len(asked), history=asked))
                 return _finish(channel, "solved", EXIT_SOLVED)
@@ -502,7 +530,7 @@ def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None
     channel.emit(_ready("race", game, walker, tree))
     try:
         for round_number in range(1, 10 * game.length + 50):
-            probe = _read_question(game, channel, round_number)
+            probe = _read_question(game, channel, round_number, [(a["code"], a["answer"]) for a in asked])
             answer = feedback(mine, probe)
             their_cands = their_cands.narrow(probe, answer)
             asked.append({"number": round_number, "code": game.format_code(probe), "answer": game.format_answer(answer)})

@@ -3,9 +3,13 @@
 Standard library and orjson only, so a program (or the player) answers instantly; the candidates of a
 session (`start`, `narrowed`) are NumPy arrays (`candidates`), loaded at the first answer. Questions
 that are not the tree's (a corrected answer, a question asked for another reason) are allowed:
-the walker stays at the deepest tree node the history reaches, and skips that subtree's
-questions whose answer every remaining candidate already determines. Codes are strings at
-this API (`"0123"`), as in the tree file; answers are `"H,B"`.
+once the history leaves the tree's path, the next question comes from the exact engine
+(`advice.off_tree_question`, loaded then, in games of up to 10,000 codes: the best question, or with more
+than a second of search needed, whichever of the engine's candidate and the tree's own continuation has the
+least proven total); with one or two secrets left, the first of them, which is optimal. The tree's continuation
+stays at the deepest tree node the history reaches, and skips that subtree's questions whose answer
+every remaining candidate already determines. Codes are strings at this API (`"0123"`), as in the
+tree file; answers are `"H,B"`.
 """
 from __future__ import annotations
 
@@ -93,21 +97,29 @@ class Walker:
 
     def node(self, history: History) -> tuple[Node, list[tuple[str, str]]]:
         """The deepest tree node the history follows (off-tree questions leave it where it is), and its path."""
-        node, path = self.root, []
+        node, path, _ = self._follow(history)
+        return node, path
+
+    def _follow(self, history: History) -> tuple[Node, list[tuple[str, str]], bool]:
+        """`node` and whether some question of the history is not the tree's at the node reached (off its path)."""
+        node, path, off = self.root, [], False
         for q, a in history:
-            if node["guess"] == q and a != self._win:
+            if node["guess"] != q:
+                off = True
+            elif a != self._win:
                 child = node.get("next", {}).get(a)
                 if child is None:
                     break
                 path.append((q, a))
                 node = child
-        return node, path
+        return node, path, off
 
     def next_guess(self, history: History, cands: list[Code] | None = None) -> str | None:
-        """The question to ask now; None after an all-hits answer.
+        """The question to ask now; None after an all-hits answer. On the tree's path, the tree's; off it, the
+        engine's best (see the module).
 
         Contradiction if no secret fits the answers; TreeGap if the tree has no question that makes
-        progress (it misses a secret the answers allow: a damaged tree, or one for another rule).
+        progress on its path (it misses a secret the answers allow: a damaged tree, or one for another rule).
         """
         if history and history[-1][1] == self._win:
             return None
@@ -115,7 +127,48 @@ class Walker:
             cands = self.narrow(history)
         if not cands:
             raise Contradiction("no secret agrees with every answer")
-        node, path = self.node(history)
+        node, path, off = self._follow(history)
+        if not off:
+            return self._tree_guess(node, path, cands)
+        if len(cands) <= 2:  # ask one of them: 1 question, or 1 + 2 (any other question costs at least 2 + 2)
+            return self.game.format_code(min(cands))
+        from .advice import COACH_MAX_CODES, off_tree_question  # the engine, loaded only now
+
+        if self.game.count() > COACH_MAX_CODES:  # no feedback table built behind a player's back
+            return self._tree_guess(node, path, cands)
+        return off_tree_question(self.game, history, lambda: self.tree_option(history, cands))
+
+    def tree_option(self, history: History, cands: list[Code]) -> tuple[str, int] | None:
+        """The tree's own question from here and the questions its play needs over `cands` (None if it has no
+        branch for some of them)."""
+        try:
+            node, path = self.node(history)
+            return self._tree_guess(node, path, cands), self.tree_total(history, cands)
+        except TreeGap:
+            return None
+
+    def tree_total(self, history: History, cands: list[Code]) -> int:
+        """The questions the tree's play (its question from the deepest node reached, as off-tree histories are
+        walked) needs from here, this one included, summed over `cands`; TreeGap if it misses one of them."""
+        total = 0
+        stack = [(list(history), cands, 1)]
+        while stack:
+            hist, part, depth = stack.pop()
+            node, path = self.node(hist)
+            guess = self._tree_guess(node, path, part)
+            probe = self.probe(guess)
+            parts: dict = {}
+            for c in part:
+                parts.setdefault(feedback(c, probe), []).append(c)
+            for answer, sub in parts.items():
+                if answer == self.game.win:
+                    total += depth
+                else:  # every question the tree's play asks splits its part or finds a secret: this ends
+                    stack.append((hist + [(guess, self.game.format_answer(answer))], sub, depth + 1))
+        return total
+
+    def _tree_guess(self, node: Node, path: list[tuple[str, str]], cands: list[Code]) -> str:
+        path = list(path)
         fmt = self.game.format_answer
         while True:
             probe = self.probe(node["guess"])

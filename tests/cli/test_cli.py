@@ -243,6 +243,8 @@ print(sorted(f"{m}.{n}" for (m, n), k in after.items() if k > before.get((m, n),
     ("builder", ["build", "--game", "mastermind:4x5", "--strategy", "minimax", "--pilot", "2", "--quiet",
                  "-o", "{tmp}/p.json"]),
     ("bound", ["bound", "--game", "bulls:4x7", "--levels", "2", "--exact-below", "60", "--quiet"]),
+    ("analyse", ["analyse", "--game", "bulls:4x7", "--history", "0123:0,1", "--budget", "30"]),
+    ("analyse", ["analyse", "--game", "mastermind:3x5", "--history", "012:0,1", "--objective", "worst", "--move", "111"]),
 ])
 def test_after_its_warm_up_a_command_compiles_nothing_more(tmp_path, part, command):
     """What a command calls from Python is compiled (or loaded) by its warm-up, before any worker or thread starts:

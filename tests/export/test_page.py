@@ -178,7 +178,7 @@ def test_you_ask_and_race_to_the_end(browser, pages):
             break
     assert "You found 5071" in browser.find_element(By.ID, "you-msg").text
     rows = browser.find_elements(By.CSS_SELECTOR, "#you-history tr")
-    assert len(rows) == 2 * len(history) + 1 and "(exact)" in rows[2].text  # a row per question, then its comparison
+    assert len(rows) == 2 * len(history) + 1 and "(the tree's play)" in rows[2].text  # a row per question, then its comparison
     race_to_the_end(browser, walker, "5071", "9876", keyboard=False)
 
 

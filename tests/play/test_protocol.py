@@ -276,6 +276,33 @@ def test_solve_and_build_json(tmp_path):
     assert r.returncode == 0 and doc["stats"]["total"] == 5801 and doc["stats"]["worst"] == 5 and r.stderr == ""
 
 
+def test_advice_through_the_protocol():
+    """hint, grade CODE and analyse [K] answer with JSON at the position of whoever asks: the computer's in offence,
+    yours in defence (where a program asks for grades: they are not sent unasked)."""
+    with start(TREE3) as me:
+        checked(me.until_await())
+        checked(me.answer(0, 1))
+        hint = checked([me.hint()])[0]
+        assert hint.number == 2 and hint.proven_best and hint.candidates == 252 and hint.code == "134"
+        assert hint.exact and hint.total == hint.lower["total"] == hint.upper["total"]
+        grade = checked([me.grade("345")])[0]
+        assert grade.cost["exact"] and grade.best["code"] == "134" and grade.best_proven
+        assert grade.question["total"] - grade.best["total"] == grade.cost["lower"]["total"] > 0
+        analysis = checked([me.analyse(3)])[0]
+        assert analysis.complete and analysis.best == "134" and len(analysis.questions) == 3
+        assert [q["total"] for q in analysis.questions] == sorted(q["total"] for q in analysis.questions)
+        refused = checked(me.send("grade 01"))
+        assert refused[0].kind == "refused" and "must have 3 symbols" in refused[0].reason
+    with start("--defence", "--game", "bulls:3x10", "--secret", "459") as holder:
+        checked(holder.until_await())
+        events = checked(holder.ask("012"))
+        assert [e.kind for e in events] == ["answer_to_your_question", "await"]
+        grade = checked([holder.grade("345")])[0]
+        assert grade.number == 2 and grade.candidates == 210 and grade.cost["exact"]
+        hint = checked([holder.hint()])[0]
+        assert hint.proven_best and hint.code == grade.best["code"]
+
+
 def test_help_lists_the_commands_in_every_mode():
     player = start(TREE3)
     player.until_await()

@@ -1,0 +1,74 @@
+"""Advice in play: the walker's question off its tree's path comes from the engine, and hints and grades in the
+terminal (the protocol's are in test_protocol)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from strategy.engine.table import game_table
+from strategy.play.walker import Walker
+from strategy.rules import feedback
+from strategy.search.analyse import Analyser, position_from_history
+
+from ..conftest import TREES, run_cli
+
+
+def test_two_secrets_off_the_tree_ask_one_of_them():
+    """After questions the tree does not ask, with 2 secrets left, the tree's 1456 needs 2.00 questions on average;
+    asking one of them needs 1.50 (the walker used to keep asking 1456)."""
+    walker = Walker.load(TREES / "bulls-4x10-total.json")
+    history = [("0123", "0,1"), ("4567", "3,0"), ("0132", "1,0")]
+    assert walker.candidates(history) == ["4537", "4562"]
+    assert walker.tree_option(history, walker.narrow(history)) == ("1456", 4)  # the tree's own: 2 + 2
+    assert walker.next_guess(history) == "4537"
+    gt = game_table(walker.game)
+    grade = Analyser(gt).grade(position_from_history(gt, history), "1456")
+    assert grade.exact and grade.best.best.lower == (3,) and grade.row.lower == (4,)
+
+
+def off_tree_positions(walker: Walker, rng: random.Random, count: int, largest: int):
+    """Random histories that leave the tree's path (a random question somewhere), answered by a random secret,
+    with 3 to `largest` secrets left."""
+    game = walker.game
+    codes = game.codes()
+    found = 0
+    while found < count:
+        secret = rng.choice(codes)
+        history, off = [], False
+        for _ in range(4):
+            q = walker.next_guess(history) if rng.random() < 0.5 else game.format_code(rng.choice(codes))
+            a = feedback(secret, game.read_code(q))
+            if a == game.win:
+                break
+            off |= q != walker.node(history)[0]["guess"]
+            history.append((q, game.format_answer(a)))
+            cands = walker.narrow(history)
+            if off and 3 <= len(cands) <= largest:
+                found += 1
+                yield history, cands
+                break
+
+
+@pytest.mark.parametrize("tree,seed", [("bulls-3x10-total.json", 11), ("mastermind-4x6-total.json", 12)])
+def test_off_tree_advice_is_the_engines_best(tree, seed):
+    """On random positions off the tree's path, the walker's question is a best one: its exact value (the engine's,
+    with no budget) is the position's optimum."""
+    walker = Walker.load(TREES / tree)
+    gt = game_table(walker.game)
+    analyser = Analyser(gt)
+    for history, cands in off_tree_positions(walker, random.Random(seed), 6, 60):
+        question = walker.next_guess(history, cands)
+        grade = analyser.grade(position_from_history(gt, history), question)
+        assert grade.exact and grade.cost() == ((0,), (0,)), (history, question)
+
+
+def test_defence_grades_every_question_and_gives_hints():
+    r = run_cli("play", "--defence", "--game", "bulls:3x10", "--secret", "459",
+                input="012\n345\nhint\ngrade 678\n467\nanalyse 2\n459\n")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "012 is a best question" in out and "345 is a best question" in out
+    assert "hint: ask 467 (it cannot be the secret): the best question, 109 questions in total (average 3.0278)" in out
+    assert "678 costs 13 questions more in total than the best (0.3611 per secret)" in out
+    assert "467 is a best question" in out and "proven best: " in out
