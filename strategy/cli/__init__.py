@@ -26,8 +26,16 @@ from ..interrupts import Interrupted, Terminated, signals_unwrapped, terminate_o
 from ..rules import GameError
 from ..tree.format import TreeError
 from . import analyse, build, export, inspect, play, solve
-from .options import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CommandError, Parser, UsageError, log,
-                      require_compiled_code)
+from .options import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CommandError,
+    Parser,
+    UsageError,
+    log,
+    require_compiled_code,
+)
 
 FAMILIES = (build, solve, analyse, play, inspect, export)
 

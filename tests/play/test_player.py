@@ -98,7 +98,7 @@ def test_a_wrong_answer_is_detected_explained_and_corrected():
     child.expect(r"\[1\] 0123 -> 0,2 \(if it was wrong, \d+ secrets remain\)")
     child.expect("Correct which question")
     child.sendline("7")  # not a question number
-    child.expect("type a number from 1 to")
+    child.expect(r"there is no answer 7 \(answers 1 to \d+\); try again")
     child.sendline("1")
     child.expect(r"\[1\] 0123 hits, blows: ")
     child.sendline(truth("0123"))
