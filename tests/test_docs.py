@@ -67,10 +67,20 @@ def test_the_readme_is_short_and_its_links_work():
 
 
 def test_ci_runs_the_readme_install_and_test_commands():
+    """The README's set-up is two commands (install, test) and the main job; CI runs the same install, the same
+    Debian packages, and exactly the test command as its last line."""
     setup = re.search(r"## Set-up\n.*?```\n(.*?)```", README.read_text(), re.S).group(1).splitlines()
-    assert setup[0].startswith("python -m venv ")
-    install, test = setup[1], setup[2]
+    assert len(setup) == 3, setup
+    install, test, _main_job = setup
+    steps = install.split(" && ")
+    apt = next(step for step in steps if " apt-get install " in step).split()
+    pip = next(step for step in steps if step.startswith("python -m pip install"))
+    assert any(step.startswith("python3 -m venv ") for step in steps) and ". .venv/bin/activate" in steps, install
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert any(line.endswith(install.removeprefix("python -m pip install")) and line.startswith("python -m pip install")
-               for line in ci), install
-    assert test in ci, test
+    assert any(line.startswith("python -m pip install") and line.endswith(pip.removeprefix("python -m pip install"))
+               for line in ci), pip
+    ci_apt = next(line for line in ci if " apt-get install " in line).split()
+    ci_packages = {w for w in ci_apt if w[0].isalpha() and w not in {"apt-get", "install"} and "=" not in w
+                   and not w.startswith("$")}
+    assert ci_packages and ci_packages <= set(apt), (ci_packages, apt)
+    assert ci[-1] == test == "python -m pytest -q", (ci[-1], test)
