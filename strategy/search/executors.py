@@ -263,6 +263,7 @@ class LocalProcesses:
 
 POLL_SECONDS = 0.5
 WORKERS_SECONDS = 1.0  # how often the driver asks the scheduler how many workers it has (they come and go)
+LOST_SECONDS = 5.0  # a scheduler unreachable this long is lost (a client would block in its reconnection for 30 s)
 
 
 def _run_dask(spec: Spec, task: Task, cutoffs_name: str, handle: int) -> Result:
@@ -362,6 +363,7 @@ class DaskCluster:
         self._variable.set({})
         self._futures: dict = {}
         self._ids = itertools.count()
+        self._unreachable_since: float | None = None
 
     def _removals(self) -> set[tuple]:
         """The scheduler's record of workers that left unannounced (killed, crashed): (time, worker) pairs."""
@@ -372,9 +374,11 @@ class DaskCluster:
     def lost_workers(self) -> int:
         """Workers that left the cluster unannounced since the solve began: the scheduler runs their tasks again on
         the others, so the driver never sees them lost."""
+        if not self._connected():  # the scheduler is gone (asking would block in the reconnection): the last count
+            return self._lost_workers
         try:
             self._lost_workers = len(self._removals() - self._removed_before)
-        except Exception:  # the scheduler is gone: what was counted last
+        except Exception:  # the scheduler went in between: what was counted last
             pass
         return self._lost_workers
 
@@ -422,9 +426,25 @@ class DaskCluster:
     def running(self) -> int:
         return len(self._futures)
 
+    def _reachable(self, timeout: float) -> bool:
+        """False while the client reconnects to its scheduler (waiting up to `timeout` for it to come back); the
+        scheduler is lost after LOST_SECONDS of that. Asking it anything meanwhile would block in the reconnection."""
+        if self._connected():
+            self._unreachable_since = None
+            return True
+        now = time.monotonic()
+        if self._unreachable_since is None:
+            self._unreachable_since = now
+        if now - self._unreachable_since >= LOST_SECONDS:
+            raise self._gone()
+        time.sleep(min(timeout, POLL_SECONDS))
+        return False
+
     def done(self, timeout: float) -> list[Finished]:
         from distributed import wait
 
+        if not self._reachable(timeout):
+            return []
         with self._unless_gone():
             self._push()
             if time.monotonic() - self._counted >= WORKERS_SECONDS:
@@ -471,8 +491,12 @@ class DaskCluster:
 
     def close(self) -> None:
         try:
-            for future in list(self._futures):
-                future.cancel()
-            self._variable.delete()
+            if self._connected():  # a lost scheduler has forgotten them, and asking it would block
+                for future in list(self._futures):
+                    future.cancel()
+                self._variable.delete()
         finally:
-            self.client.close()
+            if self._connected():
+                self.client.close()
+            else:
+                self.client.close(timeout=POLL_SECONDS)

@@ -276,7 +276,7 @@ def test_a_lost_dask_scheduler_ends_the_solve_in_one_line_and_the_store_resumes_
         proc = _solve_cli(tmp_path, "--scheduler", address, "-o", str(tmp_path / "t.json"), "--partial", str(best))
         _wait_for_results(tmp_path, 10, proc)
         dask.scheduler.kill()
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=20)  # seconds, not the client's 30 s reconnection: ask no lost scheduler
     finally:
         dask.close()
     assert proc.returncode == 2 and "Traceback" not in err, err
