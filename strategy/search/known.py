@@ -89,9 +89,11 @@ def stored_result(store: Store, key: str, gt: GameTable, cost: np.ndarray, S: np
     a row that fails is refused in one line naming the store and the row (FileError). A stored lower bound
     cannot be checked short of the search it saves, so it is read as the solve's own work."""
     stored = store.get(key)
-    if stored is None or not stored.exact or stored.tree is None:
+    if stored is None or not stored.exact:
         return stored
     tree = stored.tree
+    if tree is None:  # every exact value a search stores comes with its subtree
+        raise store.refused(key, "it holds an exact value with no subtree to show for it")
     if probe is not None and tree.get("guess") != gt.code_str(probe):
         raise store.refused(key, f"its subtree asks {tree.get('guess')!r} first, not {gt.code_str(probe)}")
     try:

@@ -136,6 +136,7 @@ TAMPERING = {
     "a subtree that misses secrets": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "not a tree of the",
                                       zlib.compress(b'{"guess": "0011"}')),
     "a subtree as text": (f"UPDATE results SET tree = 'x' WHERE key = {HEAVIEST}", "its tree is str"),
+    "an exact value with no subtree": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "with no subtree", None),
 }
 
 
