@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import IO, Iterator, Sequence
 
 PROTOCOL_VERSION = 1
 # how `strategy play` ends (its exit status, and the `exit` field of the protocol's `end` event)
@@ -113,12 +113,28 @@ class Player:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # the three pipes of the process (all made by Popen with PIPE above, so never None)
+    @property
+    def _stdin(self) -> IO[str]:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    @property
+    def _stdout(self) -> IO[str]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    @property
+    def _stderr(self) -> IO[str]:
+        assert self.process.stderr is not None
+        return self.process.stderr
+
     # -- reading ----------------------------------------------------------------------------------
     def read(self) -> Event:
         """The next event; ProtocolError if the process ended instead."""
-        line = self.process.stdout.readline()
+        line = self._stdout.readline()
         if not line:  # the player ended: its standard error, read to its end, says why
-            err = self.process.stderr.read() if not self.process.stderr.closed else ""
+            err = self._stderr.read() if not self._stderr.closed else ""
             raise ProtocolError(f"the player ended (status {self.process.wait()}): {err.strip()[:300]}")
         event = Event.parse(line)
         self.log.append(event)
@@ -147,8 +163,8 @@ class Player:
     # -- commands ---------------------------------------------------------------------------------
     def send(self, line: str) -> list[Event]:
         """Send one command line; the events it caused, up to the next `await`."""
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
+        self._stdin.write(line + "\n")
+        self._stdin.flush()
         return self.until_await()
 
     def answer(self, hits: int, blows: int) -> list[Event]:
@@ -191,10 +207,10 @@ class Player:
 
     def quit(self) -> int:
         """Quit and return the exit status (that of the game's end if the player has already exited)."""
-        if not self.process.stdin.closed:
+        if not self._stdin.closed:
             try:
-                self.process.stdin.write("quit\n")
-                self.process.stdin.flush()
+                self._stdin.write("quit\n")
+                self._stdin.flush()
             except BrokenPipeError:
                 pass
         return self.close()
@@ -207,11 +223,11 @@ class Player:
                 self.process.stdin.close()
             except BrokenPipeError:
                 pass
-        if not self.process.stdout.closed:
-            for line in self.process.stdout:  # the remaining events (an `end`, perhaps)
+        if not self._stdout.closed:
+            for line in self._stdout:  # the remaining events (an `end`, perhaps)
                 self.log.append(Event.parse(line))
-            self.process.stdout.close()
-            self.process.stderr.close()
+            self._stdout.close()
+            self._stderr.close()
         return self.process.wait()
 
     @property

@@ -35,7 +35,7 @@ class _Pilot:
         g = gc.game
         self.gc, self.strategy, self.consistent_only, self.width, self.above = gc, strategy, consistent_only, width, above
         self.rule = greedy.RULES[strategy]
-        self.layout = greedy.code_layout(gc.codes, g.symbols)
+        self.layout: tuple[np.ndarray, np.ndarray, np.ndarray] = greedy.code_layout(gc.codes, g.symbols)  # sym, occ, cnt
         self.symmetry = (gc.codes, gc.masks, position_perms(g.length, not g.leading_zero), g.symbols,
                          not g.leading_zero, self.layout, gc.lut, gc.width, consistent_only)
         self.klogk = klogk_table(gc.size)

@@ -55,7 +55,7 @@ def skip_blas_probe() -> None:
     np.dot may be compiled (0.3 s; under a memory limit OpenBLAS's start can spin for minutes); no compiled code
     here uses it, so this process (and a compiler started apart, see `options.warmed_up`) declares it absent."""
     if "scipy" not in sys.modules:
-        sys.modules.setdefault("scipy.linalg.cython_blas", None)
+        sys.modules.setdefault("scipy.linalg.cython_blas", None)  # type: ignore[arg-type]  # None: "no such module"
 
 
 STREAMS = ((0, "standard input", os.O_RDONLY), (1, "standard output", os.O_WRONLY),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..files import FileError
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
@@ -22,6 +22,9 @@ from .options import (
     require_compiled_code,
     tree_argument,
 )
+
+if TYPE_CHECKING:
+    from ..play.live import LiveWalker
 
 PLAY_MODES = ("all", "defence", "race", "self_test")
 
@@ -90,7 +93,7 @@ def _prepare(args: argparse.Namespace):
     _play_option_conflicts(args, mode)
     # the game first, from its spec alone: a game beyond the mode is refused before any file is read
     given = parse_game(args.game, MAX_CODES if args.tree or mode == "self_test" else MAX_LIVE_CODES) if args.game else None
-    walker = Walker.load(args.tree) if args.tree else None
+    walker: Walker | LiveWalker | None = Walker.load(args.tree) if args.tree else None
     game = given or (walker.game if walker else None)
     if game is None:
         raise CommandError("play needs a TREE or --game G (without a tree: live play, in every mode)")

@@ -38,6 +38,8 @@ by a 128-bit hash of (S, d). The driver can stop a running search through `contr
 """
 from __future__ import annotations
 
+from typing import cast
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -47,7 +49,8 @@ from numba.extending import intrinsic
 from .symmetry import canonical_probes, dead_symbols, stabiliser
 from .table import split
 
-INF = np.int64(1 << 40)
+# an np.int64 at run time (a constant of the kernels); Python code compares and adds it as the integer it is
+INF = cast(int, np.int64(1 << 40))
 
 # params vector; SHIFT: cost[r] = r with no depth bound, so value(S, d) = value(S, 0) + d·|S| and the
 # transposition table keeps values relative to depth 0 (a set reached at two depths is solved once)

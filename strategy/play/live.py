@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def _partitions(n: int, most: int, largest: int | None = None) -> list[tuple[int
         return [()]
     if most == 0:
         return []
-    out = []
+    out: list[tuple[int, ...]] = []
     for first in range(min(n, largest), 0, -1):
         out.extend((first,) + rest for rest in _partitions(n - first, most - 1, first))
     return out
@@ -142,7 +143,9 @@ class LiveChooser:
             node, path = self.tree.node(text)
             if len(path) == len(history):  # still on the tree
                 self.last = "tree"
-                return self.tree.probe(self.tree.next_guess(text, cands))
+                guess = self.tree.next_guess(text, cands)
+                assert guess is not None  # a question is chosen only while the game goes on
+                return self.tree.probe(guess)
         if not history and self.tree is None and self.game.count() > EXACT_MAX:
             self.last = "first"
             return first_question(self.game, self.seed)
@@ -239,6 +242,7 @@ class LiveChooser:
             score = float((big * np.log(big)).sum())
             if score < best_score - 1e-9 or (abs(score - best_score) <= 1e-9 and cons and not best_cons):
                 best, best_score, best_cons = probe, score, cons
+        assert best is not None  # the first probe's score is finite
         return best
 
 
@@ -258,7 +262,7 @@ class LiveWalker:
 
     def start(self) -> Candidates:
         """Every code, listed only when needed (`candidates.Everything`)."""
-        return Everything(self.game)
+        return cast(Candidates, Everything(self.game))  # a stand-in: what it lacks, it takes from the listed codes
 
     def first_guess(self) -> str:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
@@ -267,7 +271,9 @@ class LiveWalker:
             self.chooser.last = "tree"
             return self.tree.root["guess"]
         if self.game.count() <= EXACT_MAX:
-            return self.next_guess([])
+            guess = self.next_guess([])
+            assert guess is not None  # no answer yet
+            return guess
         self.chooser.last = "first"
         return self.game.format_code(first_question(self.game, self.chooser.seed))
 
@@ -306,6 +312,7 @@ class LiveRacer:
     def choose(self, history: History, cands: Candidates, their_history: History, their_cands: Candidates,
                they_won: bool) -> str:
         guess = self.walker.next_guess(history, cands)
+        assert guess is not None  # the race goes on: I have not found the secret
         if they_won and self.walker.game.read_code(guess) not in cands:
             self.walker.chooser.last = "race"
             return cands.text(0)
@@ -319,13 +326,15 @@ def play_out(walker: LiveWalker, secret: Code, limit: int = 100) -> list[tuple[s
     game = walker.game
     history: History = []
     cands = None
-    out = []
+    out: list[tuple[str, float]] = []
     while len(out) < limit:
         start = time.perf_counter()
         if cands is None:
             guess = walker.first_guess()
         else:
-            guess = walker.next_guess(history, cands)
+            next_guess = walker.next_guess(history, cands)
+            assert next_guess is not None  # the game goes on: it returns at the all-hits answer
+            guess = next_guess
         out.append((guess, time.perf_counter() - start))
         answer = feedback(secret, game.read_code(guess))
         if answer == game.win:

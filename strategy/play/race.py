@@ -15,9 +15,14 @@ import functools
 import random
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..rules import Code, Game, feedback
 from .walker import History, Walker
+
+if TYPE_CHECKING:
+    from .candidates import Candidates
+    from .walker import Codes
 
 RULES = ("tie", "first")
 MODEL_SAMPLE = 160  # opponent candidate sets up to this size are simulated; larger ones use tree depths
@@ -74,7 +79,7 @@ def outcome(depths_a: list[int], depths_b: list[int], rule: str = "tie") -> Outc
 # -- adaptive play -----------------------------------------------------------------------------------
 
 
-def continuations(walker: Walker, history: History, cands: list[Code], limit: int = 40) -> dict[Code, int]:
+def continuations(walker: Walker, history: History, cands: Codes, limit: int = 40) -> dict[Code, int]:
     """For every candidate, how many more questions the tree's play needs to find it after `history`.
 
     One walk of the subtree for all candidates at once: each question splits the set as the answers would."""
@@ -87,6 +92,7 @@ def continuations(walker: Walker, history: History, cands: list[Code], limit: in
             out.update((c, limit) for c in part)
             continue
         guess = walker.next_guess(hist, part)
+        assert guess is not None  # no history here ends with the all-hits answer
         probe = walker.probe(guess)
         parts: dict = {}
         for c in part:
@@ -99,7 +105,7 @@ def continuations(walker: Walker, history: History, cands: list[Code], limit: in
     return out
 
 
-def spread_sample(items: list, size: int) -> list:
+def spread_sample(items: list | Candidates, size: int) -> list:
     """At most `size` items, evenly spread (deterministic)."""
     if len(items) <= size:
         return list(items)
@@ -137,7 +143,7 @@ class AdaptiveRacer:
             self._depth = {self.game.read_code(c): d for c, d in depths.items()}
         return self._depth[code]
 
-    def opponent_needs(self, their_history: History, their_cands: list[Code]) -> list[Fraction]:
+    def opponent_needs(self, their_history: History, their_cands: Codes) -> list[Fraction]:
         """P(the opponent needs j more questions), for j = 0, 1, ...
 
         Small candidate sets are played out; for a large one (early in the game) each candidate's
@@ -161,7 +167,7 @@ class AdaptiveRacer:
             counts = list(continuations(self.walker, their_history, their_cands).values())
         return distribution(counts)
 
-    def our_needs(self, history: History, cands: list[Code], question: str) -> list[Fraction]:
+    def our_needs(self, history: History, cands: Codes, question: str) -> list[Fraction]:
         """P(we need x questions, this one included) if we ask `question` now."""
         probe = self.game.read_code(question)
         parts: dict = {}
@@ -211,10 +217,11 @@ class AdaptiveRacer:
                 score += p * (p_y_at_least(x) + p_y_is(x - 1) / 2)
         return score
 
-    def choose(self, history: History, cands: list[Code], their_history: History, their_cands: list[Code],
+    def choose(self, history: History, cands: Codes, their_history: History, their_cands: Codes,
                they_won: bool, rule: str = "tie", we_first: bool = False) -> str:
         """The question with the best chance to win (ties: the tree's question, then the lowest code)."""
         tree_question = self.walker.next_guess(history, cands)
+        assert tree_question is not None  # the race goes on: we have not found the secret
         if len(cands) > DEVIATE_BELOW:
             if they_won and self.game.read_code(tree_question) not in cands:
                 return self.game.format_code(min(cands))  # only a candidate can still draw
@@ -266,4 +273,5 @@ class SeedNumeronAI:
             score = sum(v * v for v in parts.values())
             if best_score is None or score < best_score:
                 best, best_score = probe, score
+        assert best is not None  # a game has codes
         return best

@@ -15,12 +15,19 @@ error carries a code from `protocol.CODES`.
 """
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol, Union, cast
 
 from ..protocol import EXIT_BAD_INPUT, EXIT_CONTRADICTION, EXIT_EOF, EXIT_QUIT, EXIT_SOLVED, PROTOCOL_VERSION
 from ..rules import Answer, Code, Game, GameError, feedback
 from . import advice
 from .walker import Conflict, History, TreeGap, Walker
+
+if TYPE_CHECKING:
+    from .candidates import Candidates
+    from .live import LiveWalker
+
+# what plays: a tree's walker, or live play's (which asks what a walker does, and has no tree of the whole game)
+AnyWalker = Union[Walker, "LiveWalker"]
 
 QUIT = {"q", "quit", "exit"}
 HELP = {"help", "h", "?"}
@@ -80,12 +87,12 @@ def answer_fields(game: Game, answer: Answer) -> dict:
 class Asker:
     """The computer asking: the tree's questions (or noisy mode's), answers checked as they come."""
 
-    def __init__(self, walker: Walker, secret: Code | None = None, in_race: bool = False):
+    def __init__(self, walker: AnyWalker, secret: Code | None = None, in_race: bool = False):
         self.walker, self.game = walker, walker.game
         self.secret = secret
         self.in_race = in_race
         self.history: History = []
-        self._cands = None  # the candidates (play.candidates), made at the first answer
+        self._cands: Candidates | None = None  # the candidates (play.candidates), made at the first answer
         self.before: list[int] = []  # secrets that remained before each question of the history
         self.corrected: set[int] = set()
         self.pending: str | None = None  # the question asked and not yet answered
@@ -137,6 +144,7 @@ class Asker:
 
     def _contradiction(self) -> dict:
         c = self.conflict
+        assert c is not None  # made just before
         return event("contradiction", core=[i + 1 for i in c.core],
                      answers=[{"number": i + 1, "code": self.history[i][0], "answer": self.history[i][1]} for i in c.core],
                      repairs=[{"number": i + 1, "candidates": n} for i, n in sorted(c.repairs.items())])
@@ -158,7 +166,9 @@ class Asker:
         elif not self.history and self._cands is None and hasattr(self.walker, "first_guess"):
             guess = self.walker.first_guess()  # before any answer: no candidates to list yet
         else:
-            guess = self.walker.next_guess(self.history, self.cands)
+            next_guess = self.walker.next_guess(self.history, self.cands)
+            assert next_guess is not None  # asked only while the game is not won
+            guess = next_guess
         if self.guesser is None and hasattr(self.walker, "chooser"):
             extra = {"by": self.walker.chooser.last}  # live play: how the question was chosen
         self.pending = guess
@@ -235,6 +245,7 @@ class Asker:
     def record(self, answer: Answer, source: str) -> list[dict]:
         """The answer to the pending question."""
         question, self.pending = self.pending, None
+        assert question is not None  # an answer comes to a question asked
         key = self.game.format_answer(answer)
         self.history.append((question, key))
         probe = self.game.read_code(question)
@@ -322,6 +333,7 @@ class Asker:
                     return
                 if self.pending is None:
                     channel.emit(self.question(choose() if choose else None))
+                assert self.pending is not None  # the question just asked, or the one still pending
                 if self.secret is not None:
                     for e in self.record(feedback(self.secret, self.game.read_code(self.pending)), "secret"):
                         channel.emit(e)
@@ -352,8 +364,8 @@ def refused(text: str, reason: str, code: str) -> dict:
     return event("refused", input=text[:80], reason=reason, code=code)
 
 
-def _ready(mode: str, game: Game, walker: Walker | None, tree: str | None) -> dict:
-    objective = getattr(walker, "objective", None) or (walker.doc.objective if walker else None)
+def _ready(mode: str, game: Game, walker: AnyWalker | None, tree: str | None) -> dict:
+    objective = getattr(walker, "objective", None) or (walker.doc.objective if walker and walker.doc else None)
     return event("ready", protocol=PROTOCOL_VERSION, mode=mode, game=game.spec, secrets=game.count(), tree=tree,
                  objective=objective)
 
@@ -434,7 +446,7 @@ def _stopped(channel: Channel, end: End, status: int) -> int:
     return _finish(channel, end.reason, status)
 
 
-def offence(walker: Walker, channel: Channel, secret: Code | None = None, noise: float | None = None,
+def offence(walker: AnyWalker, channel: Channel, secret: Code | None = None, noise: float | None = None,
             tree: str | None = None) -> int:
     """The computer asks from the tree; a person answers, or the given secret does (auto mode)."""
     me = Asker(walker, secret)
@@ -507,7 +519,7 @@ def defence(game: Game, channel: Channel, secret: Code, coach: bool = False) -> 
         return _stopped(channel, e, end_status(e))
 
 
-def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None, model: str = "tree") -> int:
+def race(walker: AnyWalker, channel: Channel, secret: Code, tree: str | None = None, model: str = "tree") -> int:
     """Numeron: both hold a secret and ask in turn; the person asks first, the computer gets the last word.
 
     Each of the computer's questions is chosen for its chance to win the race (`race.AdaptiveRacer`),
@@ -522,9 +534,9 @@ def race(walker: Walker, channel: Channel, secret: Code, tree: str | None = None
     if hasattr(walker, "chooser"):  # live play: no tree to model the race with
         from .live import LiveRacer
 
-        racer = LiveRacer(walker)
+        racer: LiveRacer | AdaptiveRacer = LiveRacer(cast("LiveWalker", walker))
     else:
-        racer = AdaptiveRacer(walker, model)
+        racer = AdaptiveRacer(cast(Walker, walker), model)
     their_cands = walker.start()  # what the person may still think my secret is
     asked: list[dict] = []
     channel.emit(_ready("race", game, walker, tree))

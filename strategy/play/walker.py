@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..rules import Answer, Code, Game, feedback
 from ..tree.format import Node, TreeDoc, load, path_text
 
 History = list[tuple[str, str]]  # (question, answer) as written: ("0123", "1,2")
+if TYPE_CHECKING:
+    from .candidates import Candidates
+
+    Codes = list[Code] | Candidates  # the secrets still possible: a list of codes, or a session's candidates
 
 
 class Contradiction(ValueError):
@@ -114,7 +118,7 @@ class Walker:
                 node = child
         return node, path, off
 
-    def next_guess(self, history: History, cands: list[Code] | None = None) -> str | None:
+    def next_guess(self, history: History, cands: Codes | None = None) -> str | None:
         """The question to ask now; None after an all-hits answer. On the tree's path, the tree's; off it, the
         engine's best (see the module).
 
@@ -138,7 +142,7 @@ class Walker:
             return self._tree_guess(node, path, cands)
         return off_tree_question(self.game, history, lambda: self.tree_option(history, cands))
 
-    def tree_option(self, history: History, cands: list[Code]) -> tuple[str, int] | None:
+    def tree_option(self, history: History, cands: Codes) -> tuple[str, int] | None:
         """The tree's own question from here and the questions its play needs over `cands` (None if it has no
         branch for some of them)."""
         try:
@@ -147,7 +151,7 @@ class Walker:
         except TreeGap:
             return None
 
-    def tree_total(self, history: History, cands: list[Code]) -> int:
+    def tree_total(self, history: History, cands: Codes) -> int:
         """The questions the tree's play (its question from the deepest node reached, as off-tree histories are
         walked) needs from here, this one included, summed over `cands`; TreeGap if it misses one of them."""
         total = 0
@@ -167,7 +171,7 @@ class Walker:
                     stack.append((hist + [(guess, self.game.format_answer(answer))], sub, depth + 1))
         return total
 
-    def _tree_guess(self, node: Node, path: list[tuple[str, str]], cands: list[Code]) -> str:
+    def _tree_guess(self, node: Node, path: list[tuple[str, str]], cands: Codes) -> str:
         path = list(path)
         fmt = self.game.format_answer
         while True:

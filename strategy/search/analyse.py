@@ -97,7 +97,8 @@ def position_from_history(gt: GameTable, history: Sequence[tuple[str, str]]) -> 
     if len(history) > gt.size:  # the engine's depths go as far as one question per code
         raise PositionError(f"a history of {len(history)} questions: {game.spec} needs at most {gt.size}")
     S = np.arange(gt.size, dtype=np.int32)
-    asked, probes = [], []
+    asked: list[tuple[str, str]] = []
+    probes: list[int] = []
     win = game.format_answer(game.win)
     for i, (question, answer_text) in enumerate(history, 1):
         if asked and asked[-1][1] == win:
@@ -529,7 +530,7 @@ class Analyser:
         left_out: list[tuple[int, ...]] = []  # lower bounds of the questions proven out of the top
         for probe, fill in zip(probes.tolist(), level_fill.tolist()):
             row = self.row(pos, probe)
-            floor = (fill,) if self.objective == "total" else (floor_depth, fill)
+            floor: tuple[int, ...] = (fill,) if self.objective == "total" else (floor_depth, fill)
             if value is not None and floor < value:
                 floor = value  # no question beats the position's value
             cut = sorted(exact_keys)[top - 1] if top is not None and len(exact_keys) >= top else None
@@ -546,8 +547,8 @@ class Analyser:
                 if cut is not None and not self.stopped and known > cut:
                     left_out.append(known)
                     continue
-                on_time = final is None or time.perf_counter() < final
-                row.lower = self._with_cheap(pos, probe, b, known) if on_time else known
+                in_time = final is None or time.perf_counter() < final
+                row.lower = self._with_cheap(pos, probe, b, known) if in_time else known
             rows.append(row)
         least = min([r.lower for r in rows] + left_out) if rows or left_out else (0,)
         step = (pos.n,) if self.objective == "total" else (1, pos.n)
@@ -563,15 +564,15 @@ class Analyser:
         # what the searches did not finish: the first question's upper bound, then the position's lookahead bound
         # (every question is at least that: raised once the listing is ordered by their own), then the others'
         on_time = lambda: final is None or time.perf_counter() < final  # noqa: E731
-        known = None
+        held = None  # the caller's incumbent: (its first question, its total)
         if incumbent is not None and not all(r.exact for r in rows):
-            known = incumbent()
-            if known is not None:
-                upper = self._engine_units(pos, (known[1],))
+            held = incumbent()
+            if held is not None:
+                upper = self._engine_units(pos, (held[1],))
                 for row in rows:
-                    if row.probe == class_reps()[known[0]] and (row.upper is None or upper < row.upper):
+                    if row.probe == class_reps()[held[0]] and (row.upper is None or upper < row.upper):
                         row.upper = upper  # a complete strategy asking a question of this class
-        if rows and rows[0].upper is None and rows[0].probe not in idle and (known is None or on_time()):
+        if rows and rows[0].upper is None and rows[0].probe not in idle and (held is None or on_time()):
             rows[0].upper = self._greedy_upper(pos, rows[0].probe, quick)  # past the deadline only with no other
         if value is None and self.objective == "total" and on_time():
             ahead = self._lookahead(pos, b, final)
@@ -601,7 +602,7 @@ class Analyser:
                     row.line = self.line(pos, row.probe, final)
         return Analysis(pos, self.objective, rows, None if counts is None else len(every), best, least,
                         complete=best is not None and all(r.exact for r in rows), seconds=time.perf_counter() - start,
-                        incumbent=known, incumbent_class=None if known is None else int(class_reps()[known[0]]))
+                        incumbent=held, incumbent_class=None if held is None else int(class_reps()[held[0]]))
 
     def _probes(self, pos: Position, engine: Engine, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The canonical questions of the position that learn something, with their level-fill bounds, in the
@@ -664,7 +665,7 @@ class Grade:
         """Whether the cost is exact (both values are, or the question is as good as the best)."""
         return self.same_as_best or (self.row.exact and self.best.best is not None and self.best.best.exact)
 
-    def cost(self) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    def cost(self) -> tuple[tuple[int, ...], tuple[int | None, ...] | None]:
         """What the question costs more than the best, in the objective's order: (least, most) as proven, equal
         when exact; most is None when no upper bound is known. With `worst`, the totals are each within their own
         worst case: their difference is bounded above only when both worst cases are known."""
@@ -677,7 +678,7 @@ class Grade:
             tuple(0 for _ in self.row.lower)
         if self.row.upper is None:
             return low, None
-        high = tuple(a - b for a, b in zip(self.row.upper, self.best.best_lower))
+        high: tuple[int | None, ...] = tuple(a - b for a, b in zip(self.row.upper, self.best.best_lower))
         if len(high) == 2 and not (self.row.upper[0] == self.row.lower[0] and best_upper is not None
                                    and best_upper[0] == self.best.best_lower[0]):
             high = (high[0], None)
@@ -692,7 +693,7 @@ def _height(tree: dict) -> int:
 # -- as JSON ------------------------------------------------------------------------------------------
 
 
-def value_fields(objective: str, value: tuple[int, ...] | None) -> dict | None:
+def value_fields(objective: str, value: tuple[int | None, ...] | None) -> dict | None:
     """A value tuple as named fields: {"total": T} or {"worst": W, "total": T}."""
     if value is None:
         return None
@@ -702,7 +703,7 @@ def value_fields(objective: str, value: tuple[int, ...] | None) -> dict | None:
 def row_json(row: Row, objective: str, n: int) -> dict:
     """One question of an analysis (`strategy analyse --json`, the play protocol's `analysis` and `grade`)."""
     exact_total = row.lower[-1] if row.exact else None
-    out = {"code": row.code, "class_size": row.class_size, "equivalent_to": row.canonical,
+    out: dict[str, object] = {"code": row.code, "class_size": row.class_size, "equivalent_to": row.canonical,
            "may_be_secret": row.may_be_secret,
            "parts": [{"answer": a, "secrets": k} for a, k in row.parts],
            "exact": row.exact}

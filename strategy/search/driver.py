@@ -22,7 +22,7 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 import numpy as np
 
@@ -102,7 +102,7 @@ class Deadline:
     a whole solve, where a threading.Timer per task cost more than most of the tasks (a thread start each).
     The driver only assigns `armed`; it takes no lock a Ctrl-C could leave held."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.armed: tuple[np.ndarray, float] | None = None
         self.open = True
         threading.Thread(target=self._watch, daemon=True, name="quick-deadline").start()
@@ -142,7 +142,7 @@ class SetNode:
         self.fail_lb = INF  # the least bound of the probes left out of the list (a refuted set's value is no higher)
         # a part of a probe that only has to be refuted is expanded again only when it is large: small
         # ones are one task each, which is what keeps the number of tasks (and their overhead) in check
-        self.refuting = parent is not None and (parent.pos != parent.owner.first or parent.owner.refuting)
+        self.refuting: bool = parent is not None and (parent.pos != parent.owner.first or parent.owner.refuting)
         self.n = len(S)
         self.key = set_key(drv.spec.costs.key, d, S)
         self.lb = drv.engine.level_fill(self.n, b, d)  # proven lower bound
@@ -277,6 +277,7 @@ class SetNode:
     def launch(self, positions: list[int]) -> None:
         """Launch these probes (consecutive in the order): the first of a set, and any of a set too large
         for one task, split into its parts; the others a task each, sent as one batch task when several."""
+        assert self.probes is not None  # listed by `expand`, which pushes the probes launched
         members = []
         for pos in positions:
             if self.done or self.cancelled:
@@ -330,6 +331,7 @@ class SetNode:
             self.proven[pos] = value
         if not self.phase_two:
             self.phase_two = True
+            assert self.probes is not None  # a probe of this set finished: they were listed
             for later in range(len(self.probes)):
                 if later != self.first:
                     self.drv.push(self.path + (later,), self, later)
@@ -341,6 +343,7 @@ class SetNode:
             return
         if self.pending:
             return
+        assert self.probes is not None  # phase two comes after the probes were listed
         for pos in range(self.first_open, len(self.probes)):
             if pos in self.launched or pos in self.proven:
                 continue
@@ -355,7 +358,7 @@ class SetNode:
             winner = self.launched[self.incumbent_pos]
             tree = winner.tree if winner.tree is not None else tree_node(
                 self.drv.engine.gt.code_str(winner.probe),
-                {answer: part.tree for answer, part in sorted(winner.answers.items())})
+                {answer: cast(dict, part.tree) for answer, part in sorted(winner.answers.items())})  # exact parts
             return self.resolve(self.incumbent, tree, sum(p.seconds() for p in self.launched.values()))
         if self.incumbent >= INF and self.guide_cut < INF and lower >= self.guide_cut:
             raise RuntimeError(f"a tree known beforehand reaches {self.guide_cut - 1} at {self.path}, yet the search "
@@ -400,6 +403,7 @@ class ProbeNode:
         self.handle: int | None = None
         self.tree: dict | None = None
         self.task_seconds = 0.0
+        assert owner.probes is not None  # a probe is launched from the set's list
         self.lb = owner.probes[pos][1]
         self.key = owner.key + f"/{probe}"
         self.n, self.d, self.path = owner.n, owner.d, owner.path + (pos,)
@@ -484,6 +488,7 @@ class ProbeNode:
         question is alike). Its parts then go smallest first, so that an interrupted run has proven the most of them
         (each exact in the store, where the lookahead bound reads it); elsewhere largest first, which refutes a probe
         soonest."""
+        assert self.owner.probes is not None
         return self.owner.parent is None and len(self.owner.probes) == 1
 
     def progress(self) -> float:
@@ -604,12 +609,12 @@ class Outcome:
 
 class Driver:
     def __init__(self, engine: Engine, spec: Spec, executor: Executor, store: Store | None = None, plan: Plan = Plan(),
-                 log: Callable[[dict], None] | None = None, progress: Callable[[int], None] | None = None):
+                 log: Callable[[dict], None] | None = None, progress: Callable[[float], None] | None = None):
         self.engine, self.spec, self.executor, self.store, self.plan = engine, spec, executor, store, plan
         self.log, self.progress = log, progress
         self.ready: list[Ready] = []
         self._order = itertools.count()
-        self.running: dict[int, SetNode] = {}
+        self.running: dict[int, SetNode | ProbeNode | ProbeBatch] = {}  # handle -> what the task runs
         self.sent_cutoff: dict[int, int] = {}
         self.cutoffs_changed = False
         self.tasks = 0
@@ -695,7 +700,7 @@ class Driver:
             self.deadline.disarm()
         return None if result.stopped else result
 
-    def cancel(self, node: SetNode) -> None:
+    def cancel(self, node: SetNode | ProbeNode | ProbeBatch) -> None:
         if node.handle in self.running and node.handle >= 0:
             self.executor.cancel(node.handle)
 
@@ -748,6 +753,7 @@ class Driver:
                 m.task_finished(mr)
 
     def log_task(self, handle: int, after: int | None, node, r: Result, stopped: bool = False) -> None:
+        assert self.log is not None  # called only when there is a log
         self.log({"task": self.event_of.get(handle), "after": after, "key": node.key, "size": node.n,
                   "depth": node.d, "probe": isinstance(node, (ProbeNode, ProbeBatch)),
                   "path": list(node.path), "seconds": round(r.seconds, 4), "worker": r.worker,
@@ -764,6 +770,7 @@ class Driver:
     def keep_proven(self) -> None:
         """On an interruption, store what each unfinished set split here has proven so far (probes refuted, parts
         solved): a run resumed from the store alone then starts from those bounds, never reporting a weaker one."""
+        assert self.store is not None  # called only with a store
         stack = [self.root]
         while stack:
             node = stack.pop()

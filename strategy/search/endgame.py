@@ -10,12 +10,14 @@ budget or a Ctrl-C is taken up by the next without searching those again.
 """
 from __future__ import annotations
 
+import enum
 import os
 import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Final, cast
 
 import numpy as np
 
@@ -28,7 +30,12 @@ from .objectives import at_last_level, total
 from .solve import tt_bits_for
 from .store import Store, set_key
 
-UNFINISHED = object()  # an endgame the budget stopped or skipped
+
+class _Unfinished(enum.Enum):
+    UNFINISHED = "unfinished"
+
+
+UNFINISHED: Final = _Unfinished.UNFINISHED  # an endgame the budget stopped or skipped (a sentinel, compared by `is`)
 
 
 @dataclass
@@ -87,7 +94,7 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
 
 
-def from_store(store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent_only: bool) -> tuple[int, dict] | None | object:
+def from_store(store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent_only: bool) -> tuple[int, dict] | None | _Unfinished:
     """What a store proves of an endgame: a cheaper subtree (its exact value and canonical tree), None when the
     tree's own is optimal already (an exact value or a lower bound at least its cost), UNFINISHED when it
     proves neither."""
@@ -96,7 +103,8 @@ def from_store(store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent
     if stored is None or not (stored.exact or stored.value >= e.cost):
         return UNFINISHED
     if stored.exact and stored.value < e.cost:
-        return stored.value, stored.tree
+        # a solve stores every exact value with its subtree (a row without one is not refused by stored_result)
+        return stored.value, cast(dict, stored.tree)
     return None
 
 
@@ -130,7 +138,7 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
         for engine in everyone:  # each search returns within a node or two
             engine.request_stop()
 
-    def run(e: Endgame) -> tuple[tuple[int, dict] | None | object, float]:
+    def run(e: Endgame) -> tuple[tuple[int, dict] | None | _Unfinished, float]:
         if out_of_time.is_set():
             return UNFINISHED, 0.0
         engine = engines.get()

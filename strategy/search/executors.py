@@ -20,7 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from multiprocessing import shared_memory
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -56,11 +56,21 @@ class Executor(Protocol):
     itself, unseen by the driver (a Dask scheduler reschedules them; a local pool reports its lost tasks to the
     driver instead, which counts them)."""
 
-    name: str
-    workers: int
-    slots: int
-    remote: bool
-    lost_workers: int
+    # read-only: a Dask cluster computes name, slots and lost_workers as it is asked
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def workers(self) -> int: ...
+
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def remote(self) -> bool: ...
+
+    @property
+    def lost_workers(self) -> int: ...
 
     def submit(self, spec: Spec, task: Task) -> int:
         """Start a task; its handle."""
@@ -89,7 +99,7 @@ class InProcess:
     remote = False  # tasks run in the driver's process anyway
     lost_workers = 0
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._queue: dict[int, tuple[Spec, Task, np.ndarray]] = {}
         self._ids = itertools.count()
 
@@ -240,7 +250,7 @@ class LocalProcesses:
                 break
 
     def worker_pids(self) -> list[int]:
-        return [p.pid for p in (self._pool._processes or {}).values()]
+        return [cast(int, p.pid) for p in (self._pool._processes or {}).values()]  # started: each has its pid
 
     def _kill_pool(self) -> None:
         processes = list((self._pool._processes or {}).values())

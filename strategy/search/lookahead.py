@@ -92,6 +92,12 @@ class Lookahead:
         for helper in self.helpers:
             helper.request_stop()
 
+    @property
+    def _store(self) -> Store:
+        """The store, where a set has a key (one is made only when there is a store)."""
+        assert self.store is not None
+        return self.store
+
     def probes(self, S: np.ndarray, d: int, b: int, history: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """One probe per symmetry class of the node, their level-fill bounds (b for the parts), and the most
         non-winning parts any probe makes of S (valid for every subset of S)."""
@@ -110,7 +116,7 @@ class Lookahead:
             self.on_node()
         key = set_key(self.objective, d, S) if self.store is not None else None
         e = self.engine
-        stored = stored_result(self.store, key, self.gt, e.cost, S, d, e.spec.consistent_only) if key else None
+        stored = stored_result(self._store, key, self.gt, e.cost, S, d, e.spec.consistent_only) if key else None
         if stored is not None and stored.exact:
             return stored.value
         floor = stored.value if stored is not None else 0  # the store's proven lower bound of S
@@ -122,7 +128,7 @@ class Lookahead:
         # under its cut-off (the value this computation would give), else a bound that may reach this one's
         setting = f"{levels}{'h' if self.half else ''}-{self.exact_below}"
         ahead = set_key(f"{self.objective}/lookahead-{setting}", d, S) if key and levels > 1 else None
-        earlier = self.store.get(ahead) if ahead is not None else None
+        earlier = self._store.get(ahead) if ahead is not None else None
         if earlier is not None and (earlier.exact or earlier.value >= beta):
             return max(floor, earlier.value)
         start = time.perf_counter()
@@ -130,9 +136,9 @@ class Lookahead:
         seconds = time.perf_counter() - start
         if key is not None and seconds >= STORE_BOUND_SECONDS:
             if value > floor:  # a proven bound of the set, for a solve too
-                self.store.put(key, n, d, value, False, None, seconds)
+                self._store.put(key, n, d, value, False, None, seconds)
             if ahead is not None:
-                self.store.put(ahead, n, d, value, value < beta, None, seconds)
+                self._store.put(ahead, n, d, value, value < beta, None, seconds)
         return value
 
     def searched(self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int, key: str | None) -> int:
@@ -145,7 +151,7 @@ class Lookahead:
         value, exact_value, seconds = int(value), bool(probe >= 0 and value < INF), time.perf_counter() - start
         if key is not None and seconds >= STORE_BOUND_SECONDS:
             tree = self.engine.extract(S, d, value, history, b, int(probe)) if exact_value else None
-            self.store.put(key, len(S), d, value, exact_value, tree, seconds)
+            self._store.put(key, len(S), d, value, exact_value, tree, seconds)
         return value
 
     def looked_ahead(self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int,
@@ -259,8 +265,8 @@ class Lookahead:
                         return
                     i = todo[state["next"]]
                     state["next"] += 1
-                    deep = step is None or final[i] is None
-                    beta = cut - state["value"] + bounds[i] if deep else bounds[i] + step
+                    beta = (cut - state["value"] + bounds[i] if step is None or final[i] is None  # deep: all that is left
+                            else bounds[i] + step)
                 got = lookahead.bound(parts[i][0], d, b, history, levels, beta)
                 with lock:
                     got = max(got, bounds[i])
@@ -293,7 +299,7 @@ class Lookahead:
 
     def stored_probe_bounds(self, key: str, probes: np.ndarray, lb: np.ndarray) -> np.ndarray:
         """The probes' level-fill bounds raised to what the store proves of each (a probe's exact value or bound)."""
-        stored = self.store.probe_values(key)
+        stored = self._store.probe_values(key)
         if not stored:
             return lb
         return np.maximum(lb, np.array([stored.get(int(g), 0) for g in probes], dtype=lb.dtype))

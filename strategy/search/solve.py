@@ -27,7 +27,7 @@ from ..rules import Game, GameError
 from ..tree.format import tree_node
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
-from .executors import DaskCluster, InProcess, LocalProcesses
+from .executors import DaskCluster, Executor, InProcess, LocalProcesses
 from .known import Trusted, merged_tree, tree_cost
 from .store import Store, StoreRefused
 
@@ -207,6 +207,7 @@ class Session:
         self.stored_before = len(self.store) if self.store is not None else 0
         self._log = open(log, "a", buffering=1) if log else None
         self.run_id = f"{os.getpid()}-{int(time.time())}"
+        self.executor: Executor
         if scheduler:
             self.executor = DaskCluster(scheduler)
         elif processes_for(gt.game, jobs) > 1:
@@ -241,6 +242,7 @@ class Session:
                 raise self._log_failed(e) from None
 
     def _log_failed(self, e: OSError) -> FileError:
+        assert self._log is not None  # only a write to the log or its close fails
         return FileError(f"cannot write the log {quote(self._log.name)}: {e.strerror or e}")
 
     def known_bound(self, stage: str) -> tuple[int, Trusted | None]:
@@ -394,8 +396,8 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
     session = Session(gt, objective.consistent_only, resources, progress, incumbents, known_bounds)
     name, max_depth = objective.label, objective.max_depth
     try:
-        if on_start and session.start_line():
-            on_start(session.start_line())
+        if on_start and (start_line := session.start_line()):
+            on_start(start_line)
         if objective.name == "within":
             assert max_depth is not None
             out = session.run(objectives.within(max_depth), label=f"most within {max_depth}")

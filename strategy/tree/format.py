@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, NoReturn
 
 import orjson
 
@@ -87,7 +87,7 @@ def _is_int(x: object) -> bool:
     return type(x) is int  # bool and float are not integers in this format
 
 
-def _strings_in_text(data: bytes) -> int:
+def _strings_in_text(data: bytes | bytearray) -> int:
     """Number of strings written in a valid JSON text: its quotes less the escaped ones, halved. Outside strings
     valid JSON has no backslash, and inside one a run of backslashes pairs off from its left, so removing the
     pairs, then the escaped quotes, leaves the quotes that open and close strings. Two copies of the text at most
@@ -243,6 +243,7 @@ def _check_structure(root: object, game: Game, source: str) -> int:
             _bad_node(root, node, game, source)
         strings += len(nxt)
         stack.extend(nxt.values())
+    assert type(root) is dict  # the first node the loop checked
     _check_guesses(root, guesses, game, source)
     return strings
 
@@ -277,7 +278,7 @@ def _locate(root: object, target: object) -> list[tuple[str, str]]:
     return []
 
 
-def _bad_node(root: object, node: object, game: Game, source: str):
+def _bad_node(root: object, node: object, game: Game, source: str) -> NoReturn:
     """Raise the TreeError that names what is wrong with `node` and where it is."""
     where = f"{source}: at {path_text(_locate(root, node))}"
     if not isinstance(node, dict):
