@@ -255,6 +255,7 @@ class LiveWalker:
         self.tree = tree
         self.doc = tree.doc if tree is not None else None
         self.chooser = LiveChooser(game, tree, seed)
+        self._warmed = False
 
     def start(self) -> Candidates:
         """Every code, listed only when needed (`candidates.Everything`)."""
@@ -262,14 +263,19 @@ class LiveWalker:
 
     def first_guess(self) -> str:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
-        prepare(lambda: every(self.game))
         if self.tree is not None:
             self.chooser.last = "tree"
-            return self.tree.root["guess"]
+            return self.tree.first_guess()
         if self.game.count() <= EXACT_MAX:
             return self.next_guess([])
         self.chooser.last = "first"
         return self.game.format_code(first_question(self.game, self.chooser.seed))
+
+    def warm(self) -> None:
+        """List every code (and parse the shipped tree) in a thread, once, while the first answer is awaited."""
+        if not self._warmed:
+            self._warmed = True
+            prepare(lambda: (self.tree.root if self.tree is not None else None, every(self.game)))
 
     def probe(self, guess: str) -> Code:
         return self.game.read_code(guess)
@@ -340,4 +346,4 @@ def play_out(walker: LiveWalker, secret: Code, limit: int = 100) -> list[tuple[s
 def live_walker(game: Game, seed: int = 0) -> LiveWalker:
     """Live play of `game`, from its shipped tree while the position is on it (when one exists)."""
     path = shipped_tree(game)
-    return LiveWalker(game, seed, Walker.load(path) if path is not None else None)
+    return LiveWalker(game, seed, Walker.open(path) if path is not None else None)
