@@ -36,6 +36,16 @@ def test_codes_in_the_games_order_with_ranks(spec):
     assert game.rank(zeros) == (codes.index(zeros) if zeros in codes else -1)
 
 
+@pytest.mark.parametrize("spec", ["bulls:5x8", "bulls:5x8:nz", "bulls:6x8", "mastermind:5x6", "mastermind:6x5"])
+def test_games_listed_by_blocks_give_every_code_in_order_with_its_counts(spec):
+    game = parse_game(spec)
+    live = every(game)
+    codes = game.codes()
+    assert live.cols.T.tolist() == [list(c) for c in codes]
+    assert live.counts.T.tolist() == [[c.count(x) for x in range(game.symbols)] for c in codes]
+    assert live.cols.flags.c_contiguous and live.counts.flags.c_contiguous
+
+
 def test_big_games_enumerate_in_order_without_tuples():
     game = parse_game("bulls:8x9:nz", MAX_LIVE_CODES)  # 322560 codes
     live = every(game)
