@@ -7,11 +7,13 @@ order of preference:
 1. the shipped tree's, while the answers keep the position on it (`strategy/trees/`, when one exists for the
    game);
 2. one or two candidates left: the first of them;
-3. few candidates: an exact search (`EXACT_MAX` secrets, at most `DEDUP_PAIRS` code x candidate answers to
-   reduce the probes): the probes are reduced to one per partition of the candidates, the lowest code of
-   each (over every code of the game, so nothing is lost), and the project's exact engine proves the
-   minimum-total subtree on that small universe (at most `UNIVERSE_MAX` codes); its questions are then followed while the answers stay
-   on it. A search that does not end within the move's budget is dropped for the greedy rule;
+3. few candidates (`EXACT_MAX`): a candidate whose answers tell them all apart, which is optimal (every secret
+   but the one found at once needs two questions at least); else an exact search, when reducing the probes costs
+   at most `DEDUP_PAIRS` code x candidate answers (which bounds its cost on the biggest games; numba is loaded only
+   then): the probes are reduced to one per partition of the candidates, the lowest code of each (over every code
+   of the game, so nothing is lost), and the project's exact engine proves the minimum-total subtree on that small
+   universe (at most `UNIVERSE_MAX` codes); its questions are then followed while the answers stay on it. A search
+   that does not end within the move's budget is dropped for the greedy rule;
 4. otherwise a greedy rule (entropy) over the candidates, scoring a seeded sample of the candidates as
    probes and as secrets, and a seeded sample of the other codes as probes (never a table).
 
@@ -32,7 +34,8 @@ from .candidates import Candidates, Everything, codes_at, every
 from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
-DEDUP_PAIRS = 10_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates)
+DEDUP_PAIRS = 4_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates): about
+# a third of a second, with the engine's load, a second at most on this machine
 SAMPLE_SECRETS = 2500  # secrets a greedy question is scored on
 POOL_CANDIDATES = 500  # candidates tried as questions
 POOL_OTHERS = 500  # other codes tried as questions
@@ -154,6 +157,11 @@ class LiveChooser:
         if planned is not None:
             self.last = "exact"
             return planned
+        if n <= EXACT_MAX:
+            perfect = _perfect_candidate(cands)
+            if perfect is not None:  # optimal: no search needed, and no engine loaded
+                self.last = "exact"
+                return perfect
         if n <= EXACT_MAX and n * self.game.count() <= DEDUP_PAIRS:
             found = self._search(history, cands)
             if found is not None:
@@ -240,6 +248,17 @@ class LiveChooser:
             if score < best_score - 1e-9 or (abs(score - best_score) <= 1e-9 and cons and not best_cons):
                 best, best_score, best_cons = probe, score, cons
         return best
+
+
+def _perfect_candidate(cands: Candidates) -> Code | None:
+    """The lowest candidate whose answers tell every candidate apart, if any. It is an optimal question for the total:
+    one secret is found by the first question at best, every other needs two at least, and after it each is alone."""
+    n = len(cands)
+    for i in range(n):
+        probe = cands[i]
+        if len(np.unique(cands.answer_keys(probe))) == n:
+            return probe
+    return None
 
 
 # -- the walker of live play ------------------------------------------------------------------------------
