@@ -57,6 +57,16 @@ def test_all_promised_trees_are_shipped():
     }
 
 
+def test_the_manifest_holds_the_digest_of_every_shipped_tree_and_of_nothing_else():
+    """The player trusts a shipped tree whose bytes match the manifest (`shipped.open_tree`): the files it lists are
+    exactly those the test below verifies over every secret."""
+    import hashlib
+
+    from strategy.tree.shipped import digests
+
+    assert digests(TREES) == {name: hashlib.sha256((TREES / name).read_bytes()).hexdigest() for name in SHIPPED}
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_tree_verifies_and_matches_its_proof(name):
     doc, stats = verify_file(TREES / name)  # walks every secret; raises if any fails or the stored stats differ

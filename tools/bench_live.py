@@ -16,13 +16,16 @@ Writes tools/results/live.md.
 """
 from __future__ import annotations
 
+import compileall
 import os
 import random
 import statistics
 import time
+from pathlib import Path
 
 from benchlib import write_table
 
+import strategy
 from strategy.cli.options import Parser
 from strategy.protocol import Player
 from strategy.rules import MAX_LIVE_CODES, feedback, parse_game
@@ -136,6 +139,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-live", action="store_true")
     args = parser.parse_args()
+    # the players read this checkout's package compiled, as pip leaves an installed one (this machine's Python is
+    # told not to write bytecode, which would otherwise make every start compile every module it imports)
+    compileall.compile_dir(str(Path(strategy.__file__).parent), quiet=1)
     load_before = os.getloadavg()[0]
     rows = []
     starts = {name: first_question([str(path_of(name))], runs=3) for name in names() if name not in BIG_TREES}
@@ -170,7 +176,7 @@ def main() -> None:
             f"offence row (seed {args.seed}), in one process (`new` between games). First: the first question from the "
             f"process start (trees: median of 5 starts), or the first reply (defence, race). Median and worst: a reply "
             f"from an answer (or question) sent to the player's next await, the win included. Memory: the player's peak "
-            f"resident memory. The machine has 2 cores shared with other work: its load average was "
+            f"resident memory. The package's bytecode is compiled before the run, as an installed package's is. The machine has 2 cores shared with other work: its load average was "
             f"{load_before:.1f} when this run began and {os.getloadavg()[0]:.1f} when it ended (above 2, every wall time "
             f"here is stretched by the other work).")
     path = write_table("live", "Play from trees and live, through the protocol (tools/bench_live.py)",

@@ -28,6 +28,7 @@ from benchlib import write_table  # noqa: E402
 from strategy.cli.options import Parser  # noqa: E402
 from strategy.files import write_atomic  # noqa: E402
 from strategy.play.race import outcome  # noqa: E402
+from strategy.tree.shipped import write_manifest  # noqa: E402
 
 MAX_STEPS = 8
 
@@ -83,6 +84,7 @@ def main() -> None:
                                               trees.index(a)))
         shipped = ROOT / "strategy" / "trees" / f"race-{stem(game)}-strongest.json"
         write_atomic(shipped, strongest.read_bytes())
+        write_manifest(shipped.parent)  # the player trusts a shipped tree only with its digest there
         print(f"{game}: {strongest.name} shipped as {shipped.relative_to(ROOT)}")
         rows = []
         for a in trees:

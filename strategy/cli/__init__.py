@@ -25,7 +25,7 @@ from ..files import FileError, printable, quote
 from ..interrupts import Interrupted, Terminated, signals_unwrapped, terminate_on_signals
 from ..rules import GameError
 from ..tree.format import TreeError
-from . import analyse, build, export, inspect, play, solve
+from . import play
 from .options import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -37,16 +37,19 @@ from .options import (
     require_compiled_code,
 )
 
-FAMILIES = (build, solve, analyse, play, inspect, export)
+FAMILIES = ("build", "solve", "analyse", "play", "inspect", "export")  # modules of this package, in --help's order
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The whole command line: every family adds its commands."""
+def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line: every family adds its commands. For `play` alone (`command`), only play's: a player
+    answers its first question before the other families' modules would have been read."""
+    import importlib
+
     parser = Parser(prog="strategy", description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--version", action="version", version=f"strategy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
-    for family in FAMILIES:
-        family.add_commands(sub)
+    for name in ("play",) if command == "play" else FAMILIES:
+        importlib.import_module(f".{name}", __name__).add_commands(sub)
     return parser
 
 
@@ -92,8 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     skip_blas_probe()
     terminate_on_signals()
     try:
-        parser = make_parser()
         argv = list(sys.argv[1:] if argv is None else argv)
+        parser = make_parser(argv[0] if argv else None)
         if not argv:  # the command alone: what it can do
             parser.print_help()
             return 0

@@ -93,7 +93,7 @@ def _prepare(args: argparse.Namespace):
     _play_option_conflicts(args, mode)
     # the game first, from its spec alone: a game beyond the mode is refused before any file is read
     given = parse_game(args.game, MAX_CODES if args.tree or mode == "self_test" else MAX_LIVE_CODES) if args.game else None
-    walker: Walker | LiveWalker | None = Walker.load(args.tree) if args.tree else None
+    walker: Walker | LiveWalker | None = Walker.open(args.tree) if args.tree else None  # a shipped tree: its first question at once
     game = given or (walker.game if walker else None)
     if game is None:
         raise CommandError("play needs a TREE or --game G (without a tree: live play, in every mode)")

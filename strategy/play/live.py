@@ -7,11 +7,13 @@ order of preference:
 1. the shipped tree's, while the answers keep the position on it (`strategy/trees/`, when one exists for the
    game);
 2. one or two candidates left: the first of them;
-3. few candidates: an exact search (`EXACT_MAX` secrets, at most `DEDUP_PAIRS` code x candidate answers to
-   reduce the probes): the probes are reduced to one per partition of the candidates, the lowest code of
-   each (over every code of the game, so nothing is lost), and the project's exact engine proves the
-   minimum-total subtree on that small universe (at most `UNIVERSE_MAX` codes); its questions are then followed while the answers stay
-   on it. A search that does not end within the move's budget is dropped for the greedy rule;
+3. few candidates (`EXACT_MAX`): a candidate whose answers tell them all apart, which is optimal (every secret
+   but the one found at once needs two questions at least); else an exact search, when reducing the probes costs
+   at most `DEDUP_PAIRS` code x candidate answers (which bounds its cost on the biggest games; numba is loaded only
+   then): the probes are reduced to one per partition of the candidates, the lowest code of each (over every code
+   of the game, so nothing is lost), and the project's exact engine proves the minimum-total subtree on that small
+   universe (at most `UNIVERSE_MAX` codes); its questions are then followed while the answers stay on it. A search
+   that does not end within the move's budget is dropped for the greedy rule;
 4. otherwise a greedy rule (entropy) over the candidates, scoring a seeded sample of the candidates as
    probes and as secrets, and a seeded sample of the other codes as probes (never a table).
 
@@ -33,7 +35,8 @@ from .candidates import Candidates, Everything, codes_at, every
 from .walker import Conflict, Contradiction, History, Walker, explain, prepare
 
 EXACT_MAX = 64  # candidate sets up to this size are searched exactly
-DEDUP_PAIRS = 10_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates)
+DEDUP_PAIRS = 4_000_000  # ... when reducing the probes costs at most this many answers (codes x candidates): about
+# a third of a second, with the engine's load, a second at most on this machine
 SAMPLE_SECRETS = 2500  # secrets a greedy question is scored on
 POOL_CANDIDATES = 500  # candidates tried as questions
 POOL_OTHERS = 500  # other codes tried as questions
@@ -157,6 +160,11 @@ class LiveChooser:
         if planned is not None:
             self.last = "exact"
             return planned
+        if n <= EXACT_MAX:
+            perfect = _perfect_candidate(cands)
+            if perfect is not None:  # optimal: no search needed, and no engine loaded
+                self.last = "exact"
+                return perfect
         if n <= EXACT_MAX and n * self.game.count() <= DEDUP_PAIRS:
             found = self._search(history, cands)
             if found is not None:
@@ -246,6 +254,17 @@ class LiveChooser:
         return best
 
 
+def _perfect_candidate(cands: Candidates) -> Code | None:
+    """The lowest candidate whose answers tell every candidate apart, if any. It is an optimal question for the total:
+    one secret is found by the first question at best, every other needs two at least, and after it each is alone."""
+    n = len(cands)
+    for i in range(n):
+        probe = cands[i]
+        if len(np.unique(cands.answer_keys(probe))) == n:
+            return probe
+    return None
+
+
 # -- the walker of live play ------------------------------------------------------------------------------
 
 
@@ -259,6 +278,7 @@ class LiveWalker:
         self.tree = tree
         self.doc = tree.doc if tree is not None else None
         self.chooser = LiveChooser(game, tree, seed)
+        self._warmed = False
 
     def start(self) -> Candidates:
         """Every code, listed only when needed (`candidates.Everything`)."""
@@ -266,16 +286,21 @@ class LiveWalker:
 
     def first_guess(self) -> str:
         """The first question, before any candidate is listed (the tree's, or by symmetry)."""
-        prepare(lambda: every(self.game))
         if self.tree is not None:
             self.chooser.last = "tree"
-            return self.tree.root["guess"]
+            return self.tree.first_guess()
         if self.game.count() <= EXACT_MAX:
             guess = self.next_guess([])
             assert guess is not None  # no answer yet
             return guess
         self.chooser.last = "first"
         return self.game.format_code(first_question(self.game, self.chooser.seed))
+
+    def warm(self) -> None:
+        """List every code (and parse the shipped tree) in a thread, once, while the first answer is awaited."""
+        if not self._warmed:
+            self._warmed = True
+            prepare(lambda: (self.tree.root if self.tree is not None else None, every(self.game)))
 
     def probe(self, guess: str) -> Code:
         return self.game.read_code(guess)
@@ -349,4 +374,4 @@ def play_out(walker: LiveWalker, secret: Code, limit: int = 100) -> list[tuple[s
 def live_walker(game: Game, seed: int = 0) -> LiveWalker:
     """Live play of `game`, from its shipped tree while the position is on it (when one exists)."""
     path = shipped_tree(game)
-    return LiveWalker(game, seed, Walker.load(path) if path is not None else None)
+    return LiveWalker(game, seed, Walker.open(path) if path is not None else None)

@@ -340,6 +340,9 @@ class Asker:
                     answered = True
                     continue
             channel.emit(self.expecting())
+            warm = getattr(self.walker, "warm", None)
+            if warm is not None:  # the question is out: ready the rest while its answer is awaited
+                warm()
             line = channel.read()
             if line is None:
                 raise End("eof")

@@ -49,9 +49,14 @@ class Walker:
     def __init__(self, doc: TreeDoc):
         self.doc = doc
         self.game: Game = doc.game
-        self.root: Node = doc.root
         self._win = self.game.format_answer(self.game.win)
         self._probes: dict[str, Code] = {}
+        self._warmed = False
+
+    @property
+    def root(self) -> Node:
+        """The tree (a shipped tree's is parsed at its first use: `format.LazyTreeDoc`)."""
+        return self.doc.root
 
     def probe(self, guess: str) -> Code:
         """A question of the tree as a code (read once: races and self-tests ask the same ones often)."""
@@ -62,17 +67,32 @@ class Walker:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Walker":
+        """The walker of a tree file, read and validated whole (`format.load`)."""
         return cls(load(path))
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "Walker":
+        """The walker of the player: a shipped tree vouched for by the package's manifest is read lazily, its root's
+        question at once; any other file is read and validated whole (`shipped.open_tree`)."""
+        from ..tree.shipped import open_tree
+
+        return cls(open_tree(path))
 
     def parse(self, history: History) -> list[tuple[Code, Answer]]:
         """Read and check a history; GameError for a bad code or an impossible answer."""
         return [(self.game.parse_code(q), self.game.parse_answer(a)) for q, a in history]
 
     def first_guess(self) -> str:
-        """The first question: the root's (no candidate is listed before the first answer, which the
-        candidates are made ready for meanwhile)."""
-        prepare(self.start)
-        return self.root["guess"]
+        """The first question: the root's (no candidate is listed before the first answer, and a shipped tree is not
+        parsed before it: `warm` readies both while the answer is awaited)."""
+        return self.doc.first_question()
+
+    def warm(self) -> None:
+        """Parse the tree and list the candidates (NumPy is loaded then) in a thread, once: called when the first
+        question is out and its answer awaited. Whatever is not ready when the answer comes is made then."""
+        if not self._warmed:
+            self._warmed = True
+            prepare(lambda: (self.root, self.start()))
 
     def start(self):
         """Every code of the game as a `candidates.Candidates` (NumPy is loaded here, not before)."""
@@ -198,7 +218,13 @@ def prepare(make: Callable[[], object]) -> None:
     thinks about the first question; a program that answers at once waits for the rest, as it would have."""
     import threading
 
-    threading.Thread(target=make, daemon=True).start()
+    def run() -> None:
+        try:
+            make()
+        except Exception:  # noqa: BLE001 - the main thread does the same work when it needs it, and meets the error
+            pass
+
+    threading.Thread(target=run, daemon=True).start()
 
 
 def explain(history: History, left: Callable[[History], int]) -> Conflict:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from dataclasses import dataclass, field
-from typing import Iterator, NoReturn
+from typing import Callable, Iterator, NoReturn
 
 import orjson
 
@@ -59,6 +60,60 @@ class TreeDoc:
         if self.stats is None:
             del doc["stats"]
         return doc
+
+    def first_question(self) -> str:
+        """The root's question."""
+        return self.root["guess"]
+
+
+class LazyTreeDoc(TreeDoc):
+    """A tree file known good (a shipped tree whose bytes match the package's manifest, `shipped.open_tree`) read
+    lazily: its top-level fields and its root's question from the file's first bytes, the tree itself parsed at the
+    first use of `root` (once, under a lock: the player parses it in a thread while the first question waits)."""
+
+    def __init__(self, game: Game, first: str, objective: str, generator: dict, stats: dict | None,
+                 parse_root: Callable[[], Node]):
+        self.game, self.objective, self.generator, self.stats = game, objective, generator, stats
+        self.first = first
+        self._parse_root = parse_root
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str):  # only for what the instance does not hold yet: `root`, before its parse
+        if name != "root":
+            raise AttributeError(name)
+        with self._lock:
+            if "root" not in self.__dict__:
+                root = self._parse_root()
+                if not isinstance(root, dict) or root.get("guess") != self.first:
+                    raise TreeError("the tree's root is not the question its header was read with")
+                self.__dict__["root"] = root
+        return self.__dict__["root"]
+
+    def first_question(self) -> str:
+        return self.first
+
+
+TREE_START = b',"tree":{"guess":"'  # where `dumps` writes the tree: after every other top-level field
+
+
+def read_header(head: bytes) -> tuple[dict, str] | None:
+    """The top-level fields but the tree, and the root's question, of a file written by `dumps`, read from its first
+    bytes (`head`, enough of them to reach the root's question); None when they do not read so (then parse it
+    whole). Only for bytes known to be such a file: nothing here checks the tree."""
+    at = head.find(TREE_START)
+    if at < 0:
+        return None
+    start = at + len(TREE_START)
+    end = head.find(b'"', start)
+    if end < 0:
+        return None
+    try:
+        top = orjson.loads(head[:at] + b"}")
+    except orjson.JSONDecodeError:  # a "tree" key inside the generator's record: not the top level's
+        return None
+    if not isinstance(top, dict) or list(top) != [k for k in TOP_KEYS if k != "tree" and (k != "stats" or k in top)]:
+        return None
+    return top, head[start:end].decode("ascii", "replace")
 
 
 def dumps(doc: TreeDoc) -> bytes:

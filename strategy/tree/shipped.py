@@ -5,6 +5,12 @@ A shipped tree is named by its file: `bulls-4x10-total`, `mastermind-5x7-worst`,
 `race-bulls-4x10-strongest`. A game names its least-total tree, or for an open game its best tree found
 (`bulls:4x10` is `bulls-4x10-total`, `bulls:5x10` is `bulls-5x10-best-found`); a game and an objective name
 another (`bulls:4x10/worst`). Every shipped tree is verified over every secret by the tests.
+
+The folder's manifest (`SHA256SUMS`, as `sha256sum` writes it) holds the SHA-256 of every tree file the tests
+verified (they check that it lists exactly the files there, with their digests). The player trusts a shipped tree
+whose bytes match it (`open_tree`): it asks the root's question from the file's first bytes and parses the tree
+when the first answer comes, without walking it again; a shipped file that does not match is refused. Any other file
+is read and validated whole, as every command does.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from ..rules import GameError, parse_game
 
 SHIPPED = Path(str(resources.files("strategy").joinpath("trees")))
 SUFFIXES = (".json", ".json.gz")
+MANIFEST = "SHA256SUMS"
 
 
 class UnknownTree(GameError):
@@ -69,6 +76,106 @@ def find(argument: str) -> str:
         raise UnknownTree(f"{argument!r} is neither a file nor a shipped tree (strategy trees lists them; a game such "
                           f"as bulls:4x10 names its least-total tree)")
     return str(path)
+
+
+def is_shipped(path: str | os.PathLike) -> bool:
+    """Whether a file is one of the shipped trees (named by its path or by its name)."""
+    where = Path(path)
+    return where.name.endswith(SUFFIXES) and where.parent.resolve() == SHIPPED.resolve()
+
+
+def digests(folder: Path | None = None) -> dict[str, str]:
+    """The manifest of a folder of trees (default: the shipped ones): file name -> SHA-256 (empty if there is none)."""
+    folder = SHIPPED if folder is None else folder
+    try:
+        text = (folder / MANIFEST).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out = {}
+    for line in text.splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            out[name] = digest
+    return out
+
+
+def write_manifest(folder: Path | None = None) -> Path:
+    """Write the manifest of every tree file in `folder` (default: the shipped ones), after the tools that ship trees
+    change one; the tests verify each file it lists over every secret."""
+    import hashlib
+
+    folder = SHIPPED if folder is None else folder
+    from ..files import write_atomic
+
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n"
+             for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(SUFFIXES)]
+    path = folder / MANIFEST
+    write_atomic(path, "".join(lines).encode())
+    return path
+
+
+HEAD_BYTES = 1 << 16  # unpacked bytes read at a time to reach the root's question
+
+
+def open_tree(path: str | os.PathLike):
+    """A tree file for the player: a shipped tree whose bytes match the manifest as a `format.LazyTreeDoc` (its root's
+    question read at once, the tree parsed at its first use); a shipped tree that does not match is refused (TreeError);
+    any other file read and validated whole (`format.load`)."""
+    from .format import TreeError, load
+
+    if not is_shipped(path):
+        return load(path)
+    import hashlib
+
+    where = Path(path)
+    with open(where, "rb") as f:
+        packed = f.read()
+    expected = digests().get(where.name)
+    if expected is None or hashlib.sha256(packed).hexdigest() != expected:
+        raise TreeError(f"shipped tree {label(str(path))}: its bytes are not those the package's tests verified (its "
+                        f"SHA-256 is not the one in {MANIFEST}): reinstall the package, or give a copy of the file "
+                        f"elsewhere to have it read and checked as any tree file")
+    return _lazy(where, packed) or load(path)
+
+
+def _lazy(where: Path, packed: bytes):
+    """The lazy document of a shipped tree's bytes, or None if its first bytes do not read as `format.dumps` writes."""
+    import zlib
+
+    from ..files import GZIP_MAGIC, _gunzip, unpack_limit
+    from ..rules import Game
+    from .format import LazyTreeDoc, read_header
+
+    gz = packed[:2] == GZIP_MAGIC
+    head, found = b"", None
+    unpack = zlib.decompressobj(wbits=31) if gz else None
+    rest = packed
+    while found is None:
+        if unpack is not None:
+            head += unpack.decompress(rest, HEAD_BYTES) if rest else b""
+            rest = unpack.unconsumed_tail
+            done = not rest
+        else:
+            head = packed
+            done = True
+        found = read_header(head)
+        if done:
+            break
+    if found is None:
+        return None
+    top, first = found
+    import orjson
+
+    def parse_root():  # the very bytes the manifest vouched for, unpacked with the gzip reader's limits
+        data = _gunzip(packed, str(where), "tree file", unpack_limit(len(packed))) if gz else packed
+        return orjson.loads(data)["tree"]
+
+    try:
+        game = Game.from_json(top["game"])
+        game.read_code(first)
+    except GameError:
+        return None
+    return LazyTreeDoc(game, first, top["objective"], top["generator"], top.get("stats"), parse_root)
 
 
 def label(path: str) -> str:

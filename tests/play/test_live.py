@@ -36,6 +36,16 @@ def test_codes_in_the_games_order_with_ranks(spec):
     assert game.rank(zeros) == (codes.index(zeros) if zeros in codes else -1)
 
 
+@pytest.mark.parametrize("spec", ["bulls:5x8", "bulls:5x8:nz", "bulls:6x8", "mastermind:5x6", "mastermind:6x5"])
+def test_games_listed_by_blocks_give_every_code_in_order_with_its_counts(spec):
+    game = parse_game(spec)
+    live = every(game)
+    codes = game.codes()
+    assert live.cols.T.tolist() == [list(c) for c in codes]
+    assert live.counts.T.tolist() == [[c.count(x) for x in range(game.symbols)] for c in codes]
+    assert live.cols.flags.c_contiguous and live.counts.flags.c_contiguous
+
+
 def test_big_games_enumerate_in_order_without_tuples():
     game = parse_game("bulls:8x9:nz", MAX_LIVE_CODES)  # 322560 codes
     live = every(game)
@@ -211,3 +221,26 @@ def test_every_secret_of_a_small_game_live():
 def test_games_beyond_a_mode_are_refused_in_one_line(args, expect):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2 and expect in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_candidate_that_tells_every_candidate_apart_is_asked_without_a_search():
+    """Such a candidate is optimal (2n - 1 questions in all, the least any question can give): the lowest one is
+    asked; where there is none, the search still runs."""
+    from strategy.play.live import LiveChooser, _perfect_candidate
+
+    game = parse_game("bulls:4x10")
+    first, second, third = (0, 1, 2, 3), (4, 5, 6, 7), (0, 4, 8, 9)
+    seen = {True: 0, False: 0}
+    for answer2, part2 in every(game).narrow(first, (0, 1)).parts(second).items():
+        for answer3, part in part2.parts(third).items():
+            if not 3 <= len(part) <= EXACT_MAX:
+                continue
+            found = _perfect_candidate(part)
+            apart = [i for i in range(len(part)) if len(set(part.answer_keys(part[i]).tolist())) == len(part)]
+            assert found == (part[apart[0]] if apart else None)
+            seen[found is not None] += 1
+            if found is not None and seen[True] <= 3:
+                chooser = LiveChooser(game)
+                history = [(first, (0, 1)), (second, answer2), (third, answer3)]
+                assert chooser.choose(history, part) == found and chooser.last == "exact"
+    assert seen[True] >= 1 and seen[False] >= 1
