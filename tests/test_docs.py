@@ -8,11 +8,14 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT, import_tool
 
 README = ROOT / "README.md"
 
 
+@pytest.mark.slow
 def test_generated_blocks_are_up_to_date():
     """Run in this process: the shipped trees the blocks walk are walked once for the whole suite (verify_file)."""
     readme = import_tool("readme")

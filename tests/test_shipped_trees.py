@@ -460,6 +460,7 @@ def _greedy_best_found(here, strategy: str, generator: dict):
     return gt, greedy, stats, path
 
 
+@pytest.mark.slow
 def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table_says_so(tool, tmp_path):
     """bound K records the deepest lookahead level that finished and takes its bound when it is higher than
     the search's; a later, shallower one does not replace a higher record; the table names the lookahead."""

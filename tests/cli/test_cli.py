@@ -25,6 +25,7 @@ def test_bad_input_is_one_line(args, message):
     assert "Traceback" not in r.stderr and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_build_verify_stats(tmp_path):
     out = tmp_path / "mm.json"
     r = run_cli("build", "--game", "mastermind:4x6", "--strategy", "minimax", "-o", str(out))
@@ -39,6 +40,7 @@ def test_build_verify_stats(tmp_path):
     assert r.returncode == 2 and "tree is for mastermind:4x6, not bulls:4x10" in r.stderr
 
 
+@pytest.mark.slow
 def test_build_with_exact_endgames_records_what_they_saved(tmp_path):
     """Minimax on Mastermind 4x6 (5801) with exact endgames below 100 secrets: a verified tree whose record
     says how many questions the exact subtrees saved against the greedy tree."""
@@ -54,6 +56,7 @@ def test_build_with_exact_endgames_records_what_they_saved(tmp_path):
     assert run_cli("verify", str(out)).returncode == 0
 
 
+@pytest.mark.slow
 def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_path):
     """Minimax (worst 5) improved below 300 secrets stays within 5 questions and saves questions; a
     consistent-only tree stays consistent-only; an optimal tree comes back with the same total."""
@@ -77,6 +80,7 @@ def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_pa
     assert doc["objective"] == "total" and doc["generator"]["proven"]["total"] == 5625  # unchanged: still proven
 
 
+@pytest.mark.slow
 def test_improve_with_a_store_resumes_where_its_budget_stopped(tmp_path):
     """Bulls 4 of 10's entropy tree below 2000 secrets with a budget of 3 s (the endgame of 1440 secrets takes
     longer here, the 12 others less): the store keeps what was finished, and the rerun of the same command

@@ -585,6 +585,8 @@ from strategy.rules import GameError  # noqa: E402
 from strategy.tree import format as tree_io  # noqa: E402
 from strategy.tree.format import TreeError  # noqa: E402
 
+pytestmark = [pytest.mark.slow]
+
 SCHEMA = json.loads((Path(tree_io.__file__).parent / "tree.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 SMALL = {"format": "strategy-tree", "version": 1,

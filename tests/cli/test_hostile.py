@@ -20,6 +20,8 @@ import pytest
 from ..conftest import ROOT, TREES
 from .test_hardening import CASES, capped, one_line
 
+pytestmark = [pytest.mark.slow]
+
 TREE_3 = TREES / "bulls-3x10-total.json"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 # what a shared tree may carry in its strings: a window title, a screen clear, a forged line, a bidirectional

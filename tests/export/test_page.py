@@ -23,6 +23,8 @@ from strategy.tree.verify import measure
 
 from ..conftest import ROOT, TREES
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 SHOTS = ROOT / "build" / "screenshots"
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 

@@ -16,6 +16,8 @@ from strategy.tree.format import load
 from ..conftest import TREES
 from .test_page import browser, open_page  # noqa: F401 (the module's own browser)
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 NAMES = ("bulls-4x10-total", "mastermind-4x6-total", "bulls-3x10-total")
 
 

@@ -95,6 +95,7 @@ def test_live_play_of_a_small_game_is_the_proven_optimum_from_the_root():
     assert total_played(spec)[0] == proven
 
 
+@pytest.mark.slow
 def test_live_play_finds_every_secret_of_a_game_played_greedily():
     """bulls 3 of 10: parts too large for the exact search after the first question (greedy there)."""
     total, worst = total_played("bulls:3x10")
@@ -188,6 +189,7 @@ def test_ten_of_ten_by_hand_in_text():
     assert "(remaining 667485) Is your number" in r.stdout  # 2 hits: C(10, 2) x 14833 derangements of 8
 
 
+@pytest.mark.slow
 def test_a_sample_where_all_cannot_go():
     r = run_cli("play", "--game", "bulls:8x10", "--all", "--sample", "20", "--seed", "4", "--json")
     assert r.returncode == 0, r.stderr

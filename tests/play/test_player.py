@@ -15,6 +15,8 @@ from strategy.rules import feedback, parse_game
 
 from ..conftest import ROOT, TREES, run_cli
 
+pytestmark = [pytest.mark.slow, pytest.mark.pty]
+
 TREE = str(TREES / "bulls-4x10-total.json")
 GAME = parse_game("bulls:4x10")
 QUESTION = r"Is your number (\w+)\?"

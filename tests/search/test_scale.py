@@ -27,6 +27,8 @@ from strategy.tree.verify import measure
 
 from ..conftest import ROOT, TREES, import_tool, interrupt_after, run_cli, solve
 
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
+
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
 

@@ -103,6 +103,7 @@ def test_cli_solve_writes_a_verified_tree_with_its_proof(tmp_path):
     assert r.returncode == 1 and "impossible" in r.stderr and not (tmp_path / "no.json").exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_long_solve_cleanly(tmp_path):
     import os
     import signal

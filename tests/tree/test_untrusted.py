@@ -170,6 +170,7 @@ def test_generator_fields_of_the_wrong_type_are_refused_by_schema_and_loader(fie
     assert not VALIDATOR.is_valid(doc) and loader_rejects(doc)
 
 
+@pytest.mark.slow
 def test_the_records_this_tool_writes_pass_schema_and_loader():
     good = with_generator(consistent_only=True, seed=3, first="01", pilot={"width": 2, "above": 100, "rollouts": 9},
                           proven={"total": 13, "worst": 3, "seat": None, "against_depth_counts": [0, 1],
