@@ -51,6 +51,9 @@ from .table import split
 
 # an np.int64 at run time (a constant of the kernels); Python code compares and adds it as the integer it is
 INF = cast(int, np.int64(1 << 40))
+# flags and zeros passed to kernels as NumPy scalars, not literals: numba compiles a callee once per literal value it
+# is called with (three specialisations of the largest kernels on a first run), once per type otherwise
+YES, NO, ZERO, ONE = np.bool_(True), np.bool_(False), np.int64(0), np.int64(1)
 
 # params vector; SHIFT: cost[r] = r with no depth bound, so value(S, d) = value(S, 0) + d·|S| and the
 # transposition table keeps values relative to depth 0 (a set reached at two depths is solved once)
@@ -118,8 +121,8 @@ def make_bounds(cost, b_max, d_max, k_max):
     for b in range(b_max + 1):
         for d in range(d_max + 1):
             for k in range(k_max + 1):
-                hit[b, d, k] = fill_levels(k, b, d, cost, 1)
-                miss[b, d, k] = fill_levels(k, b, d, cost, 0)
+                hit[b, d, k] = fill_levels(k, b, d, cost, ONE)
+                miss[b, d, k] = fill_levels(k, b, d, cost, ZERO)
     return cost, hit, miss
 
 
@@ -135,7 +138,7 @@ def lfill(bounds, m, b, d, first):
 @numba.njit(cache=True)
 def level_fill(m, b, d, bounds):
     """Least conceivable cost of m secrets at a node with d questions asked (INF if they cannot fit)."""
-    return lfill(bounds, m, b, d, 1)
+    return lfill(bounds, m, b, d, ONE)
 
 
 @numba.njit(cache=True)
@@ -157,7 +160,7 @@ def part_bounds(n, b, d, bounds):
         return hit[b, d + 1, :n + 1]
     out = np.empty(n + 1, dtype=np.int64)
     for k in range(n + 1):
-        out[k] = fill_levels(k, b, d + 1, cost, 1)
+        out[k] = fill_levels(k, b, d + 1, cost, ONE)
     return out
 
 
@@ -754,7 +757,7 @@ def sift(table, S, d, b, bounds, n_classes, win, beta, scratch, pool):
     if not _convex(pb):
         return -1, 0, INF
     acc = scratch[0]
-    N, narrow = answer_sets(table, S, pool, True, n_classes, acc)
+    N, narrow = answer_sets(table, S, pool, YES, n_classes, acc)
     hit = bounds[0][d + 1]
     bal = np.empty((2, n_classes + 1), dtype=np.int64)  # [w, k]: the bound of a code by its answers alone
     for w in range(2):
@@ -782,7 +785,7 @@ def sift(table, S, d, b, bounds, n_classes, win, beta, scratch, pool):
         kept = _below(vals, t, pool)
         if kept * SIFT_GATHER >= N:
             return -1, most, INF
-        fast_bounds(table, S, pool[:kept], False, d, b, bounds, n_classes, win, scratch)
+        fast_bounds(table, S, pool[:kept], NO, d, b, bounds, n_classes, win, scratch)
         least_fail = INF
         for i in range(kept):
             if beta <= lb[i] < least_fail:
@@ -1097,12 +1100,12 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
                 kept, most, floor = sift(table, S, d, b, bounds, n_classes, params[P_WIN], beta, scratch, pool)
                 if kept >= 0:
                     return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S,
-                                                pool[:kept], False, d, b, bounds, history, beta, stop_at, scratch,
-                                                most, floor, True)
-            return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, all_probes, True,
-                                        d, b, bounds, history, beta, stop_at, scratch, 0, INF, False)
-        return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, S, False,
-                                    d, b, bounds, history, beta, stop_at, scratch, 0, INF, False)
+                                                pool[:kept], NO, d, b, bounds, history, beta, stop_at, scratch,
+                                                most, floor, YES)
+            return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, all_probes, YES,
+                                        d, b, bounds, history, beta, stop_at, scratch, ZERO, INF, NO)
+        return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, S, NO,
+                                    d, b, bounds, history, beta, stop_at, scratch, ZERO, INF, NO)
     win = params[P_WIN]
     empty = np.empty(0, dtype=all_probes.dtype)
     e64 = np.empty(0, dtype=np.int64)
@@ -1278,7 +1281,7 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
     hit = bounds[0][d + 1]
     win = params[P_WIN]
     n_classes = params[P_CLASSES]
-    node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, 0)
+    node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, ZERO)
     best = INF + 1  # above every bound: an infeasible set (all INF) has its exact value INF too, as in bound_set
     best_i = -1  # the first candidate whose parts are all exact and whose bound is the least of those
     at_lb0 = -1  # the first candidate whose parts are all exact and whose bound is lb0
@@ -1316,7 +1319,7 @@ def bound_part(params, bounds, zs, tt, counters, S, A, mask, d, b):
         best = lb0
     if best_i >= 0 and best == node_lb:
         counters[C_SHORTCUTS] += 1
-        tt_store(tt, k1, k2, node_lb - off, S[best_i], True, n)
+        tt_store(tt, k1, k2, node_lb - off, np.int64(S[best_i]), YES, n)
         return node_lb, S[best_i]
     return node_lb, -1
 
@@ -1341,7 +1344,7 @@ def bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b):
         return lb0, probe
     counters[C_PAIRS] += n * n
     if n <= BYTES_MAX:
-        fast_bounds(table, S, S, False, d, b, bounds, params[P_CLASSES], params[P_WIN], scratch)
+        fast_bounds(table, S, S, NO, d, b, bounds, params[P_CLASSES], params[P_WIN], scratch)
         lb = scratch[7]
         ex = scratch[8]
     else:
@@ -1349,7 +1352,7 @@ def bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b):
         sq = np.empty(n, dtype=np.int64)
         ex = np.empty(n, dtype=np.bool_)
         scan(table, S, S, d, b, bounds, params[P_CLASSES], params[P_WIN], lb, sq, ex)
-    node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, 0)
+    node_lb = INF if params[P_CONSISTENT] else lfill(bounds, n, b, d, ZERO)
     for i in range(n):
         if lb[i] < node_lb:
             node_lb = lb[i]
@@ -1358,7 +1361,7 @@ def bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b):
     for i in range(n):
         if ex[i] and lb[i] == node_lb:
             counters[C_SHORTCUTS] += 1
-            tt_store(tt, k1, k2, node_lb - off, S[i], True, n)
+            tt_store(tt, k1, k2, node_lb - off, np.int64(S[i]), YES, n)
             return node_lb, S[i]
     return node_lb, -1
 
@@ -1467,7 +1470,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
     k1, k2, off = _keys(S, d, zs, params)
     if lb0 >= beta:
         if only_probe < 0:
-            tt_store(tt, k1, k2, lb0 - off, 0, False, n)
+            tt_store(tt, k1, k2, lb0 - off, ZERO, NO, n)
         return lb0, -1
     n_classes = params[P_CLASSES]
     if only_probe < 0 and 2 < n <= BRANCHING_CHECK_MAX and n_classes <= 64:
@@ -1486,7 +1489,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             if v > lb0:
                 lb0 = v
             if lb0 >= beta:
-                tt_store(tt, k1, k2, lb0 - off, 0, False, n)
+                tt_store(tt, k1, k2, lb0 - off, ZERO, NO, n)
                 return lb0, -1
     counters[C_NODES] += 1
     if only_probe >= 0:
@@ -1504,7 +1507,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
             beta, lb0, scratch)
         if stop >= 0:  # proven optimal by the scan; fail_lb is then its value
-            tt_store(tt, k1, k2, fail_lb - off, stop, True, n)
+            tt_store(tt, k1, k2, fail_lb - off, np.int64(stop), YES, n)
             return fail_lb, stop
     queue, mask = probe_queue(lb, sq)
 
@@ -1553,7 +1556,7 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
                 A = answer_masks(table, S, n_classes)
             part_masks(table, S, probe, part_bits)
         else:
-            part, starts = split(table, S, probe, n_classes)
+            part, starts = split(table, S, np.int64(probe), n_classes)
         # the level fills of the parts (with this node's branching, at least the scan's bound), improved
         # part by part, largest first, with each part's own bound (often exact) until the probe is refuted
         total = 0
@@ -1620,9 +1623,9 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
     if only_probe >= 0:
         return (best, best_probe) if best_probe >= 0 else (fail_lb, -1)
     if best_probe >= 0:
-        tt_store(tt, k1, k2, best - off, best_probe, True, n)
+        tt_store(tt, k1, k2, best - off, np.int64(best_probe), YES, n)
         return best, best_probe
-    tt_store(tt, k1, k2, fail_lb - off, 0, False, n)
+    tt_store(tt, k1, k2, fail_lb - off, ZERO, NO, n)
     return fail_lb, -1
 
 
@@ -1677,7 +1680,7 @@ def half_level(table, params, bounds, zs, tt, counters, scratch, S, d, b, probes
         if lb[i] >= min(best, beta):
             best = min(best, lb[i])
             break
-        members, starts = split(table, S, probes[i], n_classes)
+        members, starts = split(table, S, np.int64(probes[i]), n_classes)
         total = 0
         for c in range(n_classes):
             k = starts[c + 1] - starts[c]
