@@ -103,7 +103,8 @@ class TextChannel:
         self.mode = e["mode"]
         spec, words = e["game"], "black and white" if self.game.name == "mastermind" else "hits and blows"
         if self.mode in ("offence", "noisy"):
-            self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or 1H2B; "
+            labelled = "1B2W" if self.game.name == "mastermind" else "1H2B"
+            self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or {labelled}; "
                      f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits.")
         elif self.mode == "defence":
             self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; "

@@ -62,8 +62,8 @@ def find(argument: str) -> str:
         spec, _, objective = argument.partition("/")
         try:
             base = stem(spec)
-        except GameError:
-            base = None
+        except GameError as e:  # a game name misspelt (not a file either): say what is wrong with it
+            raise UnknownTree(f"{argument!r} is not a file, and as a game: {e}") from None
         if base is not None:
             tried = [f"{base}-{objective}"] if objective else [f"{base}-total", f"{base}-best-found"]
             path = next((p for p in map(path_of, tried) if p is not None), None)

@@ -731,6 +731,8 @@ def test_mastermind_play_speaks_black_and_white_and_counts_right():
     r = capped("play", "--defence", "--game", "bulls:4x10", "--secret", "0123", input="0145\n0123\n")
     assert "2 hits, 0 blows" in r.stdout and "1 blows" not in r.stdout
     assert "  1      0145  2,0" in r.stdout  # no empty column in the defence history
+    r = capped("play", TREE_MM, input="q\n")  # the notation shown is the game's own
+    assert "(1,2 or 12 or 1B2W;" in r.stdout and "1H2B" not in r.stdout, r.stdout
 
 
 def test_history_after_a_correction_shows_the_true_counts():
