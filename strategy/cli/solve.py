@@ -67,8 +67,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.partial and os.path.isfile(args.partial):  # an earlier run's best tree: a resumed run is never worse
         try:
             given.append((args.partial, given_tree(args.partial, game, args.consistent_only)))
-        except (TreeError, FileError):
-            pass  # not a tree of this search: overwritten if interrupted, as any other file
+        except (TreeError, FileError) as e:  # something else would be lost when an interruption writes the file
+            raise CommandError(f"--partial {e}: not a tree of this search, which an interruption would overwrite: "
+                               "name a new file, or remove it") from None
     known_bounds: dict[str, Trusted] = {}
     for path, doc in given:
         if os.path.realpath(path) in trusted:  # only a file the user vouches for brings the bound it claims

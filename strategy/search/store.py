@@ -146,12 +146,12 @@ class Store:
         except sqlite3.DatabaseError as e:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         try:
-            self.con.execute("PRAGMA journal_mode=WAL")
-            self.con.execute("PRAGMA synchronous=NORMAL")
             if fresh:
                 self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
                 self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
-            self._check()
+            self._check()  # before the journal mode is set: a file it refuses is left as it was, byte for byte
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
         except BaseException as e:
             self.con.close()  # no journal files left beside a file it refuses
             if isinstance(e, sqlite3.DatabaseError):

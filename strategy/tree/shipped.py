@@ -63,7 +63,7 @@ def find(argument: str) -> str:
         try:
             base = stem(spec)
         except GameError as e:  # a game name misspelt (not a file either): say what is wrong with it
-            raise UnknownTree(f"{argument!r} is not a file, and as a game: {e}") from None
+            raise UnknownTree(f"{argument!r} is neither a file nor a shipped tree, and as a game: {e}") from None
         if base is not None:
             tried = [f"{base}-{objective}"] if objective else [f"{base}-total", f"{base}-best-found"]
             path = next((p for p in map(path_of, tried) if p is not None), None)

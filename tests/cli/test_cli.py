@@ -17,7 +17,7 @@ from ..conftest import ROOT, TREES, run_cli
         (["build", "--game", "poker:4x10", "--strategy", "minimax"], "unknown game spec"),
         (["build", "--game", "bulls:4x10", "--strategy", "minimax", "--first", "0012"], "repeats a symbol"),
         (["verify", "missing.json"], "is neither a file nor a shipped tree"),
-        (["table", "mastermnd:5x7"], "'mastermnd:5x7' is not a file, and as a game: unknown game spec"),
+        (["table", "mastermnd:5x7"], "'mastermnd:5x7' is neither a file nor a shipped tree, and as a game: unknown game spec"),
         (["html", "mastermind:5x7x", "-o", "x.html"], "as a game: bad size '5x7x'"),
     ],
 )

@@ -342,3 +342,50 @@ def test_a_scheduler_address_that_never_answers_is_one_line_within_the_connect_t
 def test_an_empty_scheduler_address_is_refused():
     one_line(capped("solve", "--game", "bulls:3x6", "--scheduler", ""), expect="--scheduler needs the address")
     one_line(capped("solve", "--game", "bulls:3x6", "--scheduler", "  "), expect="--scheduler needs the address")
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("command", [("verify",), ("stats",), ("play", "--protocol")])
+def test_deeply_nested_json_is_one_line_not_a_crash(tmp_path, packed, command):
+    """200,000 nested arrays (a 331-byte gzip): orjson before 3.9.15 recursed until the process died (exit 139,
+    nothing said); the parser's depth limit makes it a file that is not a tree, in one line."""
+    import gzip
+
+    text = b'{"format": "strategy-tree", "tree": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    path = tmp_path / ("deep.json.gz" if packed else "deep.json")
+    path.write_bytes(gzip.compress(text) if packed else text)
+    r = capped(*command[:1], str(path), *command[1:])
+    if command[0] == "play":  # the protocol says it in its own events, and the exit status
+        assert r.returncode == 2 and "Traceback" not in r.stderr and '"error"' in r.stdout, (r.returncode, r.stdout)
+    else:
+        one_line(r, 2, "not valid JSON")
+
+
+@pytest.mark.parametrize("content", [b"my important notes\n", TREE_3.read_bytes()], ids=["notes", "another game"])
+def test_a_partial_file_that_is_not_this_searchs_tree_is_refused_not_overwritten(tmp_path, content):
+    """--partial reads an earlier run's tree of the same search; a file that holds anything else (notes, a tree of
+    another game) would be replaced by an interruption: refused before any work, and left as it was."""
+    path = tmp_path / "victim.json"
+    path.write_bytes(content)
+    r = capped("solve", "--game", "mastermind:3x4", "--partial", str(path), "-o", str(tmp_path / "t.json"))
+    last = r.stderr.strip().splitlines()[-1]  # after the line that names the search
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "not a tree of this search" in last, r.stderr
+    assert path.read_bytes() == content and not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("command", ["solve", "bound"])
+def test_a_store_that_is_refused_is_left_byte_for_byte(tmp_path, command):
+    """Another program's SQLite file given as --store is refused, and neither changed (its journal mode was switched
+    to WAL before the check) nor given journal files beside it."""
+    import sqlite3
+
+    path = tmp_path / "foreign.db"
+    with sqlite3.connect(path) as con:
+        con.executescript("CREATE TABLE users(name TEXT); INSERT INTO users VALUES ('alice');")
+    con.close()
+    before = path.read_bytes()
+    r = capped(command, "--game", "bulls:3x6", "--store", str(path), *(["-o", str(tmp_path / "t.json")]
+                                                                          if command == "solve" else []))
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "not a strategy store" in last, r.stderr
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["foreign.db"]
