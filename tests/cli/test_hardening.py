@@ -148,7 +148,7 @@ def test_the_limits_are_one_documented_pair():
     (["improve", TREE_3], "required"),
     (["improve", TREE_3, "--exact-below", "10", "--budget", "0"], "--budget must be a positive number"),
     (["improve", TREE_3, "--exact-below", "10", "--store", "/nonexistent/s.db"], "folder of the store"),
-    (["improve", TREE_3, "--exact-below", "10", "--store", TREE_MM], "not a usable store"),
+    (["improve", TREE_3, "--exact-below", "10", "--store", TREE_MM], "is damaged or not a store: file is not a database"),
     (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--store", "s.db"], "--store applies to --exact-below"),
     (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "9", "--budget", "nan"], "--budget"),
     (["build", "--game", "bulls:4x10"], "required"),
