@@ -11,6 +11,7 @@ replaced, the link stays), an existing file keeps its permissions, and a device 
 before the work starts, so a typo in `-o` does not cost an hour of search, and no file is named for two jobs
 (`check_distinct`). Text from a file is escaped before it reaches a terminal (`printable`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -104,7 +105,7 @@ def _gunzip(data: bytes | bytearray, name: str, what: str, limit: int) -> bytes:
     view = memoryview(data)
     size = pos = members = 0
     while pos < len(data):
-        if data[pos:pos + 2] != GZIP_MAGIC:
+        if data[pos : pos + 2] != GZIP_MAGIC:
             raise FileError(f"{what} {quote(name)}: {len(data) - pos:,} bytes after the gzip data, which are not gzip")
         members += 1
         if members > MAX_GZIP_MEMBERS:
@@ -113,16 +114,21 @@ def _gunzip(data: bytes | bytearray, name: str, what: str, limit: int) -> bytes:
         while not inflater.eof:
             if pos >= len(data):
                 raise FileError(f"{what} {quote(name)}: the gzip data is cut short")
-            block = view[pos:pos + GZIP_BLOCK]
+            block = view[pos : pos + GZIP_BLOCK]
             try:
                 out = inflater.decompress(block, limit - size + 1)
             except zlib.error as e:
                 raise FileError(f"{what} {quote(name)}: damaged gzip data ({e})") from None
             size += len(out)
             if size > limit or inflater.unconsumed_tail:
-                raise FileError(f"{what} {quote(name)} unpacks to more than {_size(limit)}"
-                                + ("" if limit >= MAX_READ_BYTES else
-                                   f", {MAX_UNPACK_RATIO} times its {_size(len(data))}: not a tree this tool wrote"))
+                raise FileError(
+                    f"{what} {quote(name)} unpacks to more than {_size(limit)}"
+                    + (
+                        ""
+                        if limit >= MAX_READ_BYTES
+                        else f", {MAX_UNPACK_RATIO} times its {_size(len(data))}: not a tree this tool wrote"
+                    )
+                )
             parts.append(out)
             pos += len(block) - len(inflater.unused_data)
     return b"".join(parts)
@@ -183,8 +189,9 @@ def _in_place(name: str | os.PathLike) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def check_output(path: str | os.PathLike | None, what: str = "output", inputs: tuple = (),
-                 regular: bool = False) -> None:
+def check_output(
+    path: str | os.PathLike | None, what: str = "output", inputs: tuple = (), regular: bool = False
+) -> None:
     """Refuse, before any work, an output that cannot be written or would overwrite an input.
 
     `regular`: the writer needs a real file (SQLite), so devices and pipes are refused too.

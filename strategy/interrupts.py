@@ -25,6 +25,7 @@ Three facts shape every long-running loop of the tool, and they are explained he
 An interrupted exact solve raises `Interrupted`, which carries what it had proven (`partial`) and the
 interruption itself as its cause.
 """
+
 from __future__ import annotations
 
 import ctypes

@@ -12,6 +12,7 @@ Standard library only, so a bot, a GUI or a referee can use it without the engin
 Each line the player writes is one JSON object (documented in the README and in
 `strategy/play/protocol.schema.json`); an `Event` gives its fields as attributes.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,19 +33,19 @@ EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradict
 # programs; the free-text `reason` or `message` beside it is for people and may change between versions.
 CODES = {
     "bad_answer": "an answer that cannot be read (a word it does not know, a sign, a decimal point, an ambiguous "
-                  "notation), or that no secret gives in this game",
+    "notation), or that no secret gives in this game",
     "bad_code": "a code that is not one of this game's: a question, the secret of `new`, or what `grade` grades",
     "bad_command": "a command written wrongly: `correct NUMBER ANSWER`, `noisy [Q]` with Q in [0, 1), `grade CODE`, "
-                   "`analyse [K]` with K from 1",
+    "`analyse [K]` with K from 1",
     "no_such_answer": "`correct` or a repair names an answer number that was not given",
     "unavailable": "a command that does not apply now: `undo` with nothing to undo, `undo` or `noisy` in a race, "
-                   "`noisy` twice, or on a game too large for its table, advice in noisy-answer mode",
+    "`noisy` twice, or on a game too large for its table, advice in noisy-answer mode",
     "contradiction": "refused: the answers contradict each other, and only a repair is taken; error: in "
-                     "noisy-answer mode with noise 0, no secret agrees with the answers (exit 5)",
+    "noisy-answer mode with noise 0, no secret agrees with the answers (exit 5)",
     "game_over": "the game is over: only `new [SECRET]` or `quit` is taken",
     "tree_gap": "the tree has no question for the answers given (exit 2)",
     "bad_input_encoding": "an input line that is not a line of text: invalid UTF-8, a control character, or more "
-                          "than 65,536 bytes (exit 2)",
+    "than 65,536 bytes (exit 2)",
     "startup": "the player could not start: a bad option, a missing or invalid tree (exit 2; no `ready`)",
     "internal": "the player broke its own rules: a bug to report (exit 2)",
 }
@@ -90,14 +91,22 @@ class Player:
     def __init__(self, args: Sequence[str], python: str = sys.executable, env: dict | None = None):
         self.args = list(args)
         self.process = subprocess.Popen(
-            [python, "-m", "strategy", "play", *self.args, "--protocol"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, bufsize=1, env=env if env is not None else dict(os.environ))
+            [python, "-m", "strategy", "play", *self.args, "--protocol"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env=env if env is not None else dict(os.environ),
+        )
         self.log: list[Event] = []  # every event read, in order
         first = self.read()
         if first.kind == "error":  # it could not start: the error, an end, and the exit
             self.close()
-            raise ProtocolError(f"the player could not start (status {self.process.returncode}): {first.message}",
-                                first.fields.get("code"))
+            raise ProtocolError(
+                f"the player could not start (status {self.process.returncode}): {first.message}",
+                first.fields.get("code"),
+            )
         self.ready = first if first.kind == "ready" else self.next("ready")
         if self.ready.protocol != PROTOCOL_VERSION:
             raise ProtocolError(f"the player speaks protocol {self.ready.protocol}, this client {PROTOCOL_VERSION}")

@@ -4,6 +4,7 @@ Standard library only: the tiny player imports this module, and the engine
 compiles `feedback` itself with numba, so there is exactly one definition of
 the rules.
 """
+
 from __future__ import annotations
 
 import functools
@@ -14,7 +15,9 @@ from typing import Iterator, Sequence
 
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 GAME_NAMES = ("bulls", "mastermind")
-MAX_CODES = 1_000_000  # the size limit of every command that enumerates the codes as Python values (tree files, builders)
+MAX_CODES = (
+    1_000_000  # the size limit of every command that enumerates the codes as Python values (tree files, builders)
+)
 MAX_LIVE_CODES = 10_000_000  # play without a tree (live play, defence, race): codes in NumPy arrays, never a table
 MAX_TABLE_CODES = 50_000  # the exact engine and noisy mode keep an N×N answer table (engine.table)
 
@@ -77,8 +80,10 @@ class Game:
             raise GameError("no-leading-zero needs at least 2 symbols")
         count = self.count()
         if count > MAX_LIVE_CODES:  # beyond every mode: refused before any work
-            raise GameError(f"{self.spec} has {count:,} codes; this tool handles games of up to {MAX_CODES:,} codes "
-                            f"(play without a tree: up to {MAX_LIVE_CODES:,})")
+            raise GameError(
+                f"{self.spec} has {count:,} codes; this tool handles games of up to {MAX_CODES:,} codes "
+                f"(play without a tree: up to {MAX_LIVE_CODES:,})"
+            )
 
     def check_size(self, limit: int = MAX_CODES) -> "Game":
         """This game, or GameError when it has more codes than `limit` (what a command can enumerate)."""
@@ -286,8 +291,18 @@ def _code_strings(game: Game) -> frozenset[str]:
 _HITS = {"h", "hit", "hits", "a", "bull", "bulls", "black", "blacks", "eat", "eats"}
 _BLOWS = {"blow", "blows", "cow", "cows", "c", "white", "whites", "w", "bite", "bites"}
 # a lone "b" is blows beside hits (1H2B, 1A2B), bulls beside cows (1B2C), blacks beside whites (1B2W)
-_B_MEANS = {"h": "blows", "hit": "blows", "hits": "blows", "a": "blows",
-            "c": "hits", "cow": "hits", "cows": "hits", "w": "hits", "white": "hits", "whites": "hits"}
+_B_MEANS = {
+    "h": "blows",
+    "hit": "blows",
+    "hits": "blows",
+    "a": "blows",
+    "c": "hits",
+    "cow": "hits",
+    "cows": "hits",
+    "w": "hits",
+    "white": "hits",
+    "whites": "hits",
+}
 _TOKEN = re.compile(r"[0-9]+|[a-z]+|[^\s,;:=/._-]")  # numbers, words, and any stray character
 _SIGNED = re.compile(r"(?<![0-9])-[0-9]")  # -1,2 and 1H-2B: a minus sign, not a dash between two numbers (1-2)
 _DECIMAL = re.compile(r"[0-9]\.[0-9]")  # 1.0: a decimal point, not a full stop between two answers' parts
@@ -317,8 +332,10 @@ def read_answer_text(text: str, length: int) -> Answer:
         if len(numbers) == 1:
             if int(numbers[0]) == length:
                 return (length, 0)
-            raise GameError(f"answer {shown!r} is ambiguous: a single number is read only as all hits ({length}); "
-                            f"give hits and blows, e.g. {numbers[0]},0")
+            raise GameError(
+                f"answer {shown!r} is ambiguous: a single number is read only as all hits ({length}); "
+                f"give hits and blows, e.g. {numbers[0]},0"
+            )
         if len(numbers) == 2:
             return int(numbers[0]), int(numbers[1])
         raise GameError(f"cannot read answer {shown!r}: type hits and blows, e.g. 1,2")
@@ -337,8 +354,9 @@ def read_answer_text(text: str, length: int) -> Answer:
         if word == "b":
             others = [w for w in labels if w != "b"]
             if not others or others[0] not in _B_MEANS:
-                raise GameError(f"answer {shown!r} is ambiguous: B alone may mean blows, bulls or blacks; "
-                                f"write 1H2B, 1B2C or 1B2W")
+                raise GameError(
+                    f"answer {shown!r} is ambiguous: B alone may mean blows, bulls or blacks; write 1H2B, 1B2C or 1B2W"
+                )
             kind = _B_MEANS[others[0]]
         elif word in _HITS:
             kind = "hits"

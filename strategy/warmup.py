@@ -8,11 +8,17 @@ repeated in every worker at once. Each warm-up runs the command's own code on a 
 point it calls from Python is compiled with the signatures it uses (a test checks that a real run then compiles
 nothing more).
 """
+
 from __future__ import annotations
 
 WARM_UP_GAME = "bulls:3x8"  # 336 codes: the solve driver splits it, and every kernel path is reached
-PARTS = {"search": "the search engine", "builder": "the tree builder", "bound": "the bound kernels",
-         "fallback": "the greedy fallback of an interrupted solve", "analyse": "the analysis engine"}
+PARTS = {
+    "search": "the search engine",
+    "builder": "the tree builder",
+    "bound": "the bound kernels",
+    "fallback": "the greedy fallback of an interrupted solve",
+    "analyse": "the analysis engine",
+}
 
 
 def ready(part: str, strategy: str = "entropy") -> bool:
@@ -30,8 +36,12 @@ def ready(part: str, strategy: str = "entropy") -> bool:
     if part == "analyse":
         from .engine import symmetry
 
-        return compiled(exact, "solve") and compiled(exact, "bound_set") and compiled(symmetry, "stabiliser") \
+        return (
+            compiled(exact, "solve")
+            and compiled(exact, "bound_set")
+            and compiled(symmetry, "stabiliser")
             and compiled(greedy, "build_steps")
+        )
     raise ValueError(f"no warm-up for {part!r}")
 
 
@@ -85,12 +95,20 @@ def in_background(part: str) -> None:
             pass
     except OSError:
         return
-    code = (f"import os; os.nice(10); from strategy import warmup\ntry: warmup.warm_up({part!r})\n"
-            f"finally: os.unlink({marker!r})")
+    code = (
+        f"import os; os.nice(10); from strategy import warmup\ntry: warmup.warm_up({part!r})\n"
+        f"finally: os.unlink({marker!r})"
+    )
     home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds this package
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")])))
-    subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
 
 
 def _search(game) -> None:

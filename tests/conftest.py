@@ -1,4 +1,5 @@
 """Shared fixtures: small games and their tables, built once per session."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,6 +1,7 @@
 """The README and the documentation site: every generated block is what tools/readme.py writes (no number typed by
 hand), the site builds with `mkdocs build --strict`, and the README stays short, with working links and the test
 command CI runs."""
+
 from __future__ import annotations
 
 import os
@@ -51,9 +52,13 @@ def test_the_command_reference_covers_every_command_and_option():
 def test_the_site_builds_strict(tmp_path):
     """Broken links, missing anchors and pages left out of the navigation all fail the build."""
     site = tmp_path / "site"
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
-                        "-d", str(site)], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "strategy solve" in (site / "commands" / "index.html").read_text()
     assert (site / "page-ask.png").exists()
@@ -80,10 +85,15 @@ def test_ci_runs_the_readme_install_and_test_commands():
     pip = next(step for step in steps if step.startswith("python -m pip install"))
     assert any(step.startswith("python3 -m venv ") for step in steps) and ". .venv/bin/activate" in steps, install
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert any(line.startswith("python -m pip install") and line.endswith(pip.removeprefix("python -m pip install"))
-               for line in ci), pip
+    assert any(
+        line.startswith("python -m pip install") and line.endswith(pip.removeprefix("python -m pip install"))
+        for line in ci
+    ), pip
     ci_apt = next(line for line in ci if " apt-get install " in line).split()
-    ci_packages = {w for w in ci_apt if w[0].isalpha() and w not in {"apt-get", "install"} and "=" not in w
-                   and not w.startswith("$")}
+    ci_packages = {
+        w
+        for w in ci_apt
+        if w[0].isalpha() and w not in {"apt-get", "install"} and "=" not in w and not w.startswith("$")
+    }
     assert ci_packages and ci_packages <= set(apt), (ci_packages, apt)
     assert ci[-1] == test == "python -m pytest -q", (ci[-1], test)

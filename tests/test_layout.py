@@ -1,4 +1,5 @@
 """The house keeps its layers: import-linter's contracts (pyproject.toml) hold, and they can fail."""
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,9 @@ from .conftest import ROOT
 
 def lint_imports(cwd) -> subprocess.CompletedProcess:
     code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
-                          env=dict(os.environ, PYTHONPATH=str(cwd)))
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(cwd))
+    )
 
 
 def test_no_import_runs_upward_and_no_package_has_a_cycle():

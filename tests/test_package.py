@@ -1,5 +1,6 @@
 """The package as a user installs it: a wheel carries the shipped trees, and a shipped tree plays by its game's name
 from a folder outside the repository."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,12 @@ WHEEL_LIMIT = 8 << 20  # the wheel stays small: the large trees ship gzipped, th
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(out), str(ROOT)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     [path] = out.glob("strategy-*.whl")
     return str(path)
@@ -41,19 +46,31 @@ def test_an_installed_wheel_plays_a_shipped_tree_by_its_games_name(wheel, tmp_pa
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = str(env_dir / "bin" / "python")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", wheel],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", wheel],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     away = tmp_path / "elsewhere"
     away.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    where = subprocess.run([python, "-c", "import strategy; print(strategy.__file__)"], capture_output=True, text=True,
-                           cwd=away, env=env)
+    where = subprocess.run(
+        [python, "-c", "import strategy; print(strategy.__file__)"], capture_output=True, text=True, cwd=away, env=env
+    )
     assert where.stdout.startswith(str(env_dir)), where.stdout + where.stderr  # the wheel's copy, not the checkout
-    played = subprocess.run([str(env_dir / "bin" / "strategy"), "play", "bulls:4x10", "--secret", "9876"],
-                            capture_output=True, text=True, cwd=away, env=env, timeout=120)
+    played = subprocess.run(
+        [str(env_dir / "bin" / "strategy"), "play", "bulls:4x10", "--secret", "9876"],
+        capture_output=True,
+        text=True,
+        cwd=away,
+        env=env,
+        timeout=120,
+    )
     assert played.returncode == 0, played.stderr
     assert "9876" in played.stdout and "4,0" in played.stdout
-    listed = subprocess.run([str(env_dir / "bin" / "strategy"), "trees"], capture_output=True, text=True, cwd=away,
-                            env=env, timeout=120)
+    listed = subprocess.run(
+        [str(env_dir / "bin" / "strategy"), "trees"], capture_output=True, text=True, cwd=away, env=env, timeout=120
+    )
     assert listed.returncode == 0 and "bulls-4x10-total" in listed.stdout, listed.stderr

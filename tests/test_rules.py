@@ -60,8 +60,20 @@ def test_mastermind_rule(s, p):
 
 @pytest.mark.parametrize(
     "spec",
-    ["bulls:3x6", "bulls:2x3", "bulls:3x3", "bulls:3x4:nz", "bulls:2x2:nz", "bulls:3x7:nz", "mastermind:2x2",
-     "mastermind:3x2", "mastermind:3x3", "mastermind:2x5", "mastermind:4x3", "mastermind:1x1"],
+    [
+        "bulls:3x6",
+        "bulls:2x3",
+        "bulls:3x3",
+        "bulls:3x4:nz",
+        "bulls:2x2:nz",
+        "bulls:3x7:nz",
+        "mastermind:2x2",
+        "mastermind:3x2",
+        "mastermind:3x3",
+        "mastermind:2x5",
+        "mastermind:4x3",
+        "mastermind:1x1",
+    ],
 )
 def test_answer_list_is_exactly_what_occurs(spec):
     game = parse_game(spec)

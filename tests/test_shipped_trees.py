@@ -1,4 +1,5 @@
 """Every tree in strategy/trees/ solves every secret, and shows the figures its proof claims."""
+
 from __future__ import annotations
 
 import contextlib
@@ -52,8 +53,12 @@ SHIPPED = sorted(p.name for p in TREES.iterdir() if p.name.endswith((".json", ".
 
 def test_all_promised_trees_are_shipped():
     assert set(SHIPPED) >= {
-        "bulls-3x10-total.json", "bulls-4x10-total.json", "bulls-4x10-worst-then-fewest.json.gz",
-        "bulls-4x10-nz-total.json", "mastermind-4x6-total.json", "mastermind-4x6-total-within-5.json",
+        "bulls-3x10-total.json",
+        "bulls-4x10-total.json",
+        "bulls-4x10-worst-then-fewest.json.gz",
+        "bulls-4x10-nz-total.json",
+        "mastermind-4x6-total.json",
+        "mastermind-4x6-total-within-5.json",
     }
 
 
@@ -145,7 +150,8 @@ def test_the_frontier_table_is_rebuilt_from_the_shipped_best_trees_found(checkou
     rows = checkout.unfinished_rows(names)
     table = (ROOT / "tools" / "results" / "frontier-unfinished.md").read_text().splitlines()
     assert [line for line in table if line.startswith("| ") and not line.startswith("| game")] == [
-        "| " + " | ".join(row) + " |" for row in rows]
+        "| " + " | ".join(row) + " |" for row in rows
+    ]
     unfinished = {checkout.best_found_path(n).name for n in names if not checkout.shipped_path(n)}
     assert {name for name in SHIPPED if "-best-found" in name} <= unfinished
     assert len(rows) == sum((TREES / name).exists() for name in unfinished) >= 2
@@ -194,8 +200,11 @@ def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
     assert 0 <= bound <= value
 
 
-PROGRESS = sorted(p for p in (ROOT / "trees" / "progress").glob("*.db.xz")  # the first chunks, not the later ones
-                  if p.name.count(".") == 2)
+PROGRESS = sorted(
+    p
+    for p in (ROOT / "trees" / "progress").glob("*.db.xz")  # the first chunks, not the later ones
+    if p.name.count(".") == 2
+)
 
 
 def test_each_frontier_solve_keeps_its_endgames_in_a_store_of_its_own(tool, checkout):
@@ -310,7 +319,8 @@ def test_a_solve_new_to_a_machine_that_has_its_store_starts_from_its_recorded_ti
     record = {"wall_seconds": 500.0, "worker_seconds": 900.0}
     (tmp_path / "g-worst.log").write_text(
         '{"run": "1-1", "phase": "total", "task": 1, "after": null, "key": "k", "size": 9, "depth": 2, "probe": false, '
-        '"path": [0], "seconds": 100.0, "worker": "w", "value": 20, "exact": true, "stopped": false, "finished": 100.0}\n')
+        '"path": [0], "seconds": 100.0, "worker": "w", "value": 20, "exact": true, "stopped": false, "finished": 100.0}\n'
+    )
     here = machine.task_record("g-worst")[0]
     machine.carry_over("g-worst", record)
     assert float((tmp_path / "g-worst.seconds").read_text()) == 500.0
@@ -327,9 +337,26 @@ def test_the_efficiency_comes_from_the_latest_hour_of_runs_not_a_short_last_one(
     machine = tool.Regenerator(dataclasses.replace(tool.CHECKOUT, stores=tmp_path))
 
     def task(run: str, i: int, seconds: float) -> str:
-        return orjson.dumps({"run": run, "phase": "total", "task": i, "after": None, "key": f"k{i}", "size": 9,
-                             "depth": 2, "probe": False, "path": [0], "seconds": seconds, "worker": "host:99",
-                             "value": 20, "exact": False, "stopped": False, "finished": 1.0}).decode()
+        return orjson.dumps(
+            {
+                "run": run,
+                "phase": "total",
+                "task": i,
+                "after": None,
+                "key": f"k{i}",
+                "size": 9,
+                "depth": 2,
+                "probe": False,
+                "path": [0],
+                "seconds": seconds,
+                "worker": "host:99",
+                "value": 20,
+                "exact": False,
+                "stopped": False,
+                "finished": 1.0,
+            }
+        ).decode()
+
     lines = [task("2-200", 1, 50.0), *(task("1-100", i, 1000.0) for i in range(1, 129)), task("0-50", 1, 5000.0)]
     (tmp_path / "g-total.log").write_text("\n".join(lines) + "\n")
     work, efficiency, last = machine.task_record("g-total")
@@ -341,8 +368,12 @@ def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):
     """64 worker-hours settled 20%, the last 64 of them 10%: 5 h on 64 workers at the average rate, 8 h
     for the open 80% at the last run's rate; a run that settled nothing more gives no finite projection."""
     hours = 3600 * 64
-    record = {"worker_seconds": hours, "efficiency": 1.0, "workers": 64,
-              "last_run": {"worker_seconds": hours, "settled_before": 0.1, "settled_after": 0.2}}
+    record = {
+        "worker_seconds": hours,
+        "efficiency": 1.0,
+        "workers": 64,
+        "last_run": {"worker_seconds": hours, "settled_before": 0.1, "settled_after": 0.2},
+    }
     assert tool.projection(record, 0.2) == "5.0 h; 8.0 h at the last run's rate"
     record["last_run"]["settled_after"] = 0.1
     assert tool.projection(record, 0.1) == "10.0 h; unknown at the last run's rate (it settled no more)"
@@ -354,7 +385,9 @@ def test_the_projection_also_runs_the_open_share_at_the_last_runs_rate(tool):
 
 def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
     assert tool.placement(tool.parse_args(["solve", "--frontier", "--scheduler", "tcp://10.0.0.1:8786"])) == [
-        "--scheduler", "tcp://10.0.0.1:8786"]
+        "--scheduler",
+        "tcp://10.0.0.1:8786",
+    ]
     assert tool.placement(tool.parse_args(["solve", "--jobs", "2"])) == ["--jobs", "2"]
     assert tool.placement(tool.parse_args(["solve"])) == []
     with pytest.raises(SystemExit):  # one or the other
@@ -370,14 +403,27 @@ def test_each_step_is_a_command_with_its_own_options_and_a_wrong_one_is_one_line
     assert (args.below, args.budget, args.names) == (300, 60.0, ["bulls-5x9-total", "mastermind-5x6-total"])
     assert tool.parse_args(["table"]).command == "table"
     capsys.readouterr()
-    for wrong in (["solve", "--exact-below", "200"], ["improve", "300", "--exact-below", "200"],
-                  ["bound", "3", "--exact-below", "2"], ["pilot", "30", "--improve", "300"], ["pilot", "30", "--bound", "3"],
-                  ["pilot", "0"], ["improve", "2"], ["bound", "0"], ["bound", "99"], ["solve", "--budget", "0"],
-                  ["--frontier"], ["table", "--budget", "60"], []):
+    for wrong in (
+        ["solve", "--exact-below", "200"],
+        ["improve", "300", "--exact-below", "200"],
+        ["bound", "3", "--exact-below", "2"],
+        ["pilot", "30", "--improve", "300"],
+        ["pilot", "30", "--bound", "3"],
+        ["pilot", "0"],
+        ["improve", "2"],
+        ["bound", "0"],
+        ["bound", "99"],
+        ["solve", "--budget", "0"],
+        ["--frontier"],
+        ["table", "--budget", "60"],
+        [],
+    ):
         with pytest.raises(SystemExit) as stopped:
             tool.parse_args(wrong)
         err = capsys.readouterr().err
-        assert stopped.value.code == 2 and err.startswith("regenerate_trees.py: error: ") and err.count("\n") == 1, wrong
+        assert stopped.value.code == 2 and err.startswith("regenerate_trees.py: error: ") and err.count("\n") == 1, (
+            wrong
+        )
     # a tree of the frontier is the frontier's: solve asks for --frontier, the other steps take it as it is
     with pytest.raises(SystemExit, match=r"^unknown tree 'bulls-5x10-total'; [^\n]* needs --frontier$"):
         tool.main(["solve", "bulls-5x10-total"])
@@ -397,8 +443,9 @@ def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, ch
     trusted = [options[i + 1] for i, option in enumerate(options) if option == "--trust"]
     assert str(path.resolve()) not in trusted and str(TREES / "mastermind-4x6-total.json") in trusted
     assert trusted == [options[i + 1] for i, option in enumerate(options[:-2]) if option == "--incumbent"]
-    assert str(path.resolve()) not in checkout.incumbents("mastermind-4x6-consistent-total",
-                                                          ["--game", "mastermind:4x6", "--consistent-only"], given)
+    assert str(path.resolve()) not in checkout.incumbents(
+        "mastermind-4x6-consistent-total", ["--game", "mastermind:4x6", "--consistent-only"], given
+    )
     assert str(path.resolve()) not in checkout.incumbents("bulls-5x9-total", ["--game", "bulls:5x9"], given)
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
@@ -483,7 +530,8 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     higher = lookahead_bound(gt, objectives.total(), 3, exact_below=200)
     assert three < higher == tree.load(path).generator["lookahead"]["bound"] and higher <= stats.total
     assert here.unfinished_rows(["bulls-4x8-total"])[0][2] == (
-        f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets")
+        f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets"
+    )
     here.lookahead("bulls-4x8-total", 3, None, exact_below=100)  # as high or lower: the record stays
     record = tree.load(path).generator["lookahead"]
     assert record["bound"] == higher and record["exact_below"] == 200
@@ -502,7 +550,8 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert lookahead_bound(gt, objectives.total(), 2) < higher <= optimum == record["bound"]
     assert record["levels"] == 2 and record["store_exact_results"] == exact
     assert here.unfinished_rows(["bulls-4x8-total"])[0][2] == (
-        f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store")
+        f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store"
+    )
     # what a bound keeps in the store ships with it: the next run, or the next machine, reads it back
     assert [p.name for p in here.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
 
@@ -561,11 +610,17 @@ def test_a_total_within_d_stage_shows_the_least_totals_bound_when_that_is_higher
     lower shows the least total's (and says so); a higher own bound stays its own."""
     here = in_folder(tool, tmp_path)
     gt, greedy, stats, _ = _greedy_best_found(
-        here, "entropy", {"lower_bound": 5000, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0})
+        here, "entropy", {"lower_bound": 5000, "bound_of": "total", "objective_of_the_search": "total", "progress": 0.0}
+    )
     within = here.best_found_path("bulls-4x8-worst")
     for own, shown in ((4000, 5000), (5100, 5100)):
-        generator = {"lower_bound": own, "bound_of": "total-within-7", "objective_of_the_search": "worst",
-                     "progress": 0.5, "proven_so_far": {"worst": 7}}
+        generator = {
+            "lower_bound": own,
+            "bound_of": "total-within-7",
+            "objective_of_the_search": "worst",
+            "progress": 0.5,
+            "proven_so_far": {"worst": 7},
+        }
         tree.save(tree.TreeDoc(gt.game, greedy, "partial", generator, stats.to_json()), within)
         row = here.unfinished_rows(["bulls-4x8-worst"])[0]
         assert row[2] == f"{shown} ({shown / gt.size:.4f})" and row[4] == str(stats.total - shown)
@@ -602,8 +657,9 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     stopped = {"exact_endgame": {"below": 1000, "subtrees": 91, "unfinished": 90}}  # a run its budget stopped
     assert tool.best_found(after, "total", stopped).endswith(", exact below 1000 secrets but for 90 of its 91 endgames")
     fewest = here.best_found_path("bulls-4x8-worst-then-fewest")
-    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
-              fewest)
+    tree.save(
+        tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()), fewest
+    )
     here.improve("bulls-4x8-worst-then-fewest", None, 200, 60)
     doc, after = verify_file(fewest)
     assert doc.generator["exact_endgame"]["objective"] == f"fewest-at-{before.worst}" and after.worst <= before.worst
@@ -628,10 +684,12 @@ def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endg
     assert endgame["below"] == 60 and endgame["from_store"] > 0 and endgame["unfinished"] == 0
     assert doc.generator["lower_bound"] == 1 and doc.objective == "partial"
     assert tool.best_found(after, "total", doc.generator).endswith(
-        ", exact below 60 secrets, upper levels partly by the entropy pilot (5)")
+        ", exact below 60 secrets, upper levels partly by the entropy pilot (5)"
+    )
     fewest = here.best_found_path("bulls-4x8-worst-then-fewest")
-    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()),
-              fewest)
+    tree.save(
+        tree.TreeDoc(gt.game, greedy, "partial", {"bound_of": f"fewest-at-{before.worst}"}, before.to_json()), fewest
+    )
     kept = fewest.read_bytes()
     here.pilot("bulls-4x8-worst-then-fewest", None, 5, None)
     assert fewest.read_bytes() == kept

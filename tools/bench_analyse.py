@@ -11,6 +11,7 @@ as `strategy play` gives it (`play.advice`, its one-second budget, the tree's ow
 the engine loaded before the clock starts (a session loads it while the person types); the longest and the median,
 and how often the hint was proven best. --write saves both tables in tools/results/ (the README includes them).
 """
+
 from __future__ import annotations
 
 import random
@@ -46,12 +47,20 @@ def second_questions() -> tuple[list[list[str]], str]:
         total += seconds
         positions += 1
         best = analysis.best
-        row = [gt.answer_str(c), str(pos.n), str(analysis.classes), f"{best.code} ({best.lower[0]})",
-               f"{analysis.rows[-1].code} ({analysis.rows[-1].lower[0]})", f"{seconds:.2f} s"]
+        row = [
+            gt.answer_str(c),
+            str(pos.n),
+            str(analysis.classes),
+            f"{best.code} ({best.lower[0]})",
+            f"{analysis.rows[-1].code} ({analysis.rows[-1].lower[0]})",
+            f"{seconds:.2f} s",
+        ]
         print(" | ".join(row), flush=True)
         rows.append(row)
-    sentence = (f"{positions} positions, {sum(int(r[2]) for r in rows)} questions valued exactly in {total:.1f} s: "
-                f"{total / positions:.2f} s a position.")
+    sentence = (
+        f"{positions} positions, {sum(int(r[2]) for r in rows)} questions valued exactly in {total:.1f} s: "
+        f"{total / positions:.2f} s a position."
+    )
     print(sentence)
     return rows, sentence
 
@@ -65,8 +74,11 @@ def random_positions(walker, rng: random.Random, count: int):
     for _ in range(count):
         secret, history = rng.choice(codes), []
         for _ in range(rng.randint(0, 3)):
-            q = walker.tree_option(history, walker.narrow(history))[0] if rng.random() < 0.5 else \
-                game.format_code(rng.choice(codes))
+            q = (
+                walker.tree_option(history, walker.narrow(history))[0]
+                if rng.random() < 0.5
+                else game.format_code(rng.choice(codes))
+            )
             a = game.format_answer(feedback(secret, game.read_code(q)))
             if a == game.format_answer(game.win):
                 break
@@ -94,8 +106,14 @@ def hints(count: int) -> list[list[str]]:
             hint = advisor.hint(history, ADVICE_SECONDS, lambda: walker.tree_option(history, cands))
             times.append(time.perf_counter() - start)
             proven += hint["proven_best"]
-        row = [walker.game.spec, str(count), f"{max(times):.2f} s", f"{statistics.median(times):.3f} s",
-               f"{proven} of {count}", f"{load:.2f} s"]
+        row = [
+            walker.game.spec,
+            str(count),
+            f"{max(times):.2f} s",
+            f"{statistics.median(times):.3f} s",
+            f"{proven} of {count}",
+            f"{load:.2f} s",
+        ]
         print(" | ".join(row), flush=True)
         rows.append(row)
     return rows
@@ -103,8 +121,13 @@ def hints(count: int) -> list[list[str]]:
 
 def main() -> int:
     parser = Parser(description=__doc__.split("\n")[0])
-    parser.add_argument("--hints", type=int_in(0, 10_000, "--hints"), default=100, metavar="N",
-                        help="random positions per game for the hint's time (default 100; 0: none)")
+    parser.add_argument(
+        "--hints",
+        type=int_in(0, 10_000, "--hints"),
+        default=100,
+        metavar="N",
+        help="random positions per game for the hint's time (default 100; 0: none)",
+    )
     parser.add_argument("--write", action="store_true", help="save the tables in tools/results/")
     args = parser.parse_args()
     from strategy.warmup import warm_up
@@ -113,18 +136,26 @@ def main() -> int:
     hint_rows = hints(args.hints) if args.hints else []
     rows, sentence = second_questions()
     if args.write:
-        write_table("analyse", "Every second question of bulls 4 of 10 valued exactly (tools/bench_analyse.py)",
-                    ["answer to 0123", "secrets", "questions", "best (total)", "worst (total)", "time"], rows,
-                    f"One process, one analyser for every position, compiled before the clock starts: {sentence} "
-                    "Totals count further questions from the second one, the last included.")
+        write_table(
+            "analyse",
+            "Every second question of bulls 4 of 10 valued exactly (tools/bench_analyse.py)",
+            ["answer to 0123", "secrets", "questions", "best (total)", "worst (total)", "time"],
+            rows,
+            f"One process, one analyser for every position, compiled before the clock starts: {sentence} "
+            "Totals count further questions from the second one, the last included.",
+        )
     if args.write and hint_rows:
-        write_table("analyse-hint", "The hint at random positions of the classic games (tools/bench_analyse.py)",
-                    ["game", "positions", "longest", "median", "proven best", "engine load"], hint_rows,
-                    "As `strategy play` gives it: exact when the search finishes within its one-second budget, else "
-                    "the least proven upper bound of the engine's best candidate and the tree's own continuation, "
-                    "with bounds; the engine (NumPy, numba, the feedback table) loaded before the clock starts, as a "
-                    "session loads it while the person types. Random positions: a random secret, 0 to 3 questions, "
-                    "each the tree's or, one time in two, a random code.")
+        write_table(
+            "analyse-hint",
+            "The hint at random positions of the classic games (tools/bench_analyse.py)",
+            ["game", "positions", "longest", "median", "proven best", "engine load"],
+            hint_rows,
+            "As `strategy play` gives it: exact when the search finishes within its one-second budget, else "
+            "the least proven upper bound of the engine's best candidate and the tree's own continuation, "
+            "with bounds; the engine (NumPy, numba, the feedback table) loaded before the clock starts, as a "
+            "session loads it while the person types. Random positions: a random secret, 0 to 3 questions, "
+            "each the tree's or, one time in two, a random code.",
+        )
     return 0
 
 

@@ -9,6 +9,7 @@ is the wall time and the CPU time of both processes together. --peer runs the sa
 the project (say a `git worktree add /tmp/old COMMIT`), alternating with this one, so that both are measured in
 one run on the same machine; --write keeps the table in tools/results/cold-start.md.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,9 @@ def first_run(checkout: Path) -> tuple[float, float]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         for args in JOB:
-            done = subprocess.run([sys.executable, "-m", "strategy", *args], cwd=folder, env=env,
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "strategy", *args], cwd=folder, env=env, capture_output=True, text=True
+            )
             if done.returncode:
                 raise SystemExit(f"strategy {' '.join(args)} failed with {checkout}: {done.stderr.strip()[-300:]}")
         wall = time.perf_counter() - start
@@ -58,8 +60,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of each (default 1: each run compiles everything)")
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/cold-start.md")
     args = parser.parse_args()
-    sides = {"this checkout": ROOT, **({f"commit {revision(Path(args.peer))}": Path(args.peer).resolve()}
-                                       if args.peer else {})}
+    sides = {
+        "this checkout": ROOT,
+        **({f"commit {revision(Path(args.peer))}": Path(args.peer).resolve()} if args.peer else {}),
+    }
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
     for _ in range(args.runs):
         for name, checkout in sides.items():
@@ -67,17 +71,28 @@ def main() -> None:
             wall, cpu = figures[name][-1]
             print(f"{name}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
     load = os.getloadavg()[1]
-    rows = [[name, f"{statistics.median(w for w, _ in runs):.1f} s", f"{statistics.median(c for _, c in runs):.1f} s",
-             str(len(runs))] for name, runs in figures.items()]
+    rows = [
+        [
+            name,
+            f"{statistics.median(w for w, _ in runs):.1f} s",
+            f"{statistics.median(c for _, c in runs):.1f} s",
+            str(len(runs)),
+        ]
+        for name, runs in figures.items()
+    ]
     if args.peer:
         ours, theirs = (statistics.median(w for w, _ in runs) for runs in figures.values())
         print(f"ratio (this checkout / peer): {ours / theirs:.2f}x wall")
     if args.write:
-        write_table("cold-start", "The first run: the README's main job on an empty numba cache (tools/bench_first_run.py)",
-                    ["code", "wall time (median)", "CPU time of its processes (median)", "runs"], rows,
-                    f"`strategy solve --game bulls:4x10 -o bulls4.json && strategy table bulls4.json` in a new folder "
-                    f"with an empty NUMBA_CACHE_DIR, on {os.cpu_count()} cores with a 5-minute load average of "
-                    f"{load:.1f} as the run ended (other work on the machine stretches the wall time, not the CPU time).")
+        write_table(
+            "cold-start",
+            "The first run: the README's main job on an empty numba cache (tools/bench_first_run.py)",
+            ["code", "wall time (median)", "CPU time of its processes (median)", "runs"],
+            rows,
+            f"`strategy solve --game bulls:4x10 -o bulls4.json && strategy table bulls4.json` in a new folder "
+            f"with an empty NUMBA_CACHE_DIR, on {os.cpu_count()} cores with a 5-minute load average of "
+            f"{load:.1f} as the run ended (other work on the machine stretches the wall time, not the CPU time).",
+        )
 
 
 if __name__ == "__main__":

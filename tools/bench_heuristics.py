@@ -14,6 +14,7 @@ shows beside the plain rule's rows (minutes for the large games).
 Totals must agree with the peer's (the tie-break is the same: may be the secret, then the lowest code).
 Averages published by mikemag's CUDA Mastermind (all probes) are shown beside ours where they exist.
 """
+
 from __future__ import annotations
 
 import sys
@@ -46,8 +47,10 @@ PILOTS = [("mastermind:4x6", "entropy"), ("bulls:4x10", "entropy")]
 LARGE_PILOTS = [("bulls:5x10", "entropy"), ("mastermind:5x8", "entropy")]
 VERIFIED = HUGE + STRETCH
 PUBLISHED = {  # mikemag's CUDA Mastermind, 2023-24 (average, worst case); ties break differently there
-    ("mastermind:5x8", "entropy"): "5.4854, worst 7", ("mastermind:5x8", "expected-size"): "5.4997",
-    ("mastermind:5x8", "most-parts"): "5.5491, worst 8", ("mastermind:5x8", "minimax"): "5.6084, worst 7",
+    ("mastermind:5x8", "entropy"): "5.4854, worst 7",
+    ("mastermind:5x8", "expected-size"): "5.4997",
+    ("mastermind:5x8", "most-parts"): "5.5491, worst 8",
+    ("mastermind:5x8", "minimax"): "5.6084, worst 7",
     ("mastermind:6x9", "entropy"): "6.2847, worst 9",
 }
 
@@ -63,11 +66,18 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/heuristics.md")
     args = parser.parse_args()
     check_peer(args.peer)
-    cases = [(game, heuristic, None, None) for game, heuristic in
-             BASE + (LARGE if args.large else []) + (HUGE if args.huge else []) + (STRETCH if args.stretch else [])]
+    cases = [
+        (game, heuristic, None, None)
+        for game, heuristic in BASE
+        + (LARGE if args.large else [])
+        + (HUGE if args.huge else [])
+        + (STRETCH if args.stretch else [])
+    ]
     cases += [(*case, None) for case in ENDGAMES] if args.endgames else []
     if args.pilot:
-        cases += [(game, heuristic, None, PILOT_WIDTH) for game, heuristic in PILOTS + (LARGE_PILOTS if args.large else [])]
+        cases += [
+            (game, heuristic, None, PILOT_WIDTH) for game, heuristic in PILOTS + (LARGE_PILOTS if args.large else [])
+        ]
         cases += [(*case, PILOT_WIDTH) for case in ENDGAMES] if args.endgames else []
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,7 +88,9 @@ def main() -> None:
         print(f"{'game':16} {'heuristic':14} {'ours':>8} {'MB':>5} {'mmstrat':>8} {'MB':>4} {'ratio':>6}  total  worst")
         for spec, heuristic, below, pilot in cases:
             options = (["--exact-below", str(below)] if below else []) + (["--pilot", str(pilot)] if pilot else [])
-            run = measure(strategy("build", "--game", spec, "--strategy", heuristic, *options, "--quiet", "-o", str(out)))
+            run = measure(
+                strategy("build", "--game", spec, "--strategy", heuristic, *options, "--quiet", "-o", str(out))
+            )
             if run.status:
                 raise SystemExit(f"strategy build {spec} failed: {run.stderr}")
             stats = orjson.loads(out.read_bytes())["stats"]
@@ -88,26 +100,61 @@ def main() -> None:
                 theirs = peer_total(peer.stdout)
                 if theirs != stats["total"]:
                     print(f"  note: mmstrat's total is {theirs} (tie-breaks differ)")
-                peer_s, peer_mb, ratio = f"{peer.seconds:.2f} s", f"{peer.peak_mb:.0f}", f"{run.seconds / peer.seconds:.2f}x"
+                peer_s, peer_mb, ratio = (
+                    f"{peer.seconds:.2f} s",
+                    f"{peer.peak_mb:.0f}",
+                    f"{run.seconds / peer.seconds:.2f}x",
+                )
             verified = ""
             if (spec, heuristic) in VERIFIED:
                 check = measure(strategy("verify", str(out)))
-                verified = f"verified in {check.seconds:.1f} s, {check.peak_mb:.0f} MB" if check.status == 0 else "FAILED"
+                verified = (
+                    f"verified in {check.seconds:.1f} s, {check.peak_mb:.0f} MB" if check.status == 0 else "FAILED"
+                )
             if pilot:
                 heuristic = f"{heuristic} pilot {pilot}"
             if below:
                 heuristic = f"{heuristic}, exact below {below}"
-            print(f"{spec:16} {heuristic:14} {run.seconds:7.2f}s {run.peak_mb:5.0f} {peer_s:>8} {peer_mb:>4} {ratio:>6}"
-                  f"  {stats['total']}  {stats['worst']}  {verified}")
-            rows.append([spec, heuristic, str(stats["total"]), f"{stats['total'] / stats['secrets']:.4f}",
-                         str(stats["worst"]), f"{run.seconds:.2f} s", f"{run.peak_mb:.0f} MB", peer_s,
-                         f"{peer_mb} MB" if peer_mb else "", ratio or verified, PUBLISHED.get((spec, heuristic), "")])
+            print(
+                f"{spec:16} {heuristic:14} {run.seconds:7.2f}s {run.peak_mb:5.0f} {peer_s:>8} {peer_mb:>4} {ratio:>6}"
+                f"  {stats['total']}  {stats['worst']}  {verified}"
+            )
+            rows.append(
+                [
+                    spec,
+                    heuristic,
+                    str(stats["total"]),
+                    f"{stats['total'] / stats['secrets']:.4f}",
+                    str(stats["worst"]),
+                    f"{run.seconds:.2f} s",
+                    f"{run.peak_mb:.0f} MB",
+                    peer_s,
+                    f"{peer_mb} MB" if peer_mb else "",
+                    ratio or verified,
+                    PUBLISHED.get((spec, heuristic), ""),
+                ]
+            )
     if args.write:
         rows, kept = merged_rows("heuristics", rows, 2)
-        path = write_table("heuristics", "Greedy trees, whole processes (tools/bench_heuristics.py)",
-                           ["game", "heuristic", "total", "average", "worst", "strategy build", "memory",
-                            "mmstrat", "memory", "ratio / check", "published average"],
-                           rows, floor + kept)
+        path = write_table(
+            "heuristics",
+            "Greedy trees, whole processes (tools/bench_heuristics.py)",
+            [
+                "game",
+                "heuristic",
+                "total",
+                "average",
+                "worst",
+                "strategy build",
+                "memory",
+                "mmstrat",
+                "memory",
+                "ratio / check",
+                "published average",
+            ],
+            rows,
+            floor + kept,
+        )
         print(f"written {path}")
 
 

@@ -14,6 +14,7 @@ row, this checkout's code):
   worst, and the player's peak memory (its VmHWM; the bars: 1 s and 1 GB).
 Writes tools/results/live.md.
 """
+
 from __future__ import annotations
 
 import compileall
@@ -31,7 +32,12 @@ from strategy.protocol import Player
 from strategy.rules import MAX_LIVE_CODES, feedback, parse_game
 from strategy.tree.shipped import names, path_of
 
-BIG_TREES = ["bulls-4x10-total", "bulls-5x10-best-found", "mastermind-5x8-best-found", "mastermind-5x8-consistent-total"]
+BIG_TREES = [
+    "bulls-4x10-total",
+    "bulls-5x10-best-found",
+    "mastermind-5x8-best-found",
+    "mastermind-5x8-consistent-total",
+]
 LIVE_GAMES = ["bulls:10x10", "bulls:9x10", "bulls:8x10", "mastermind:7x10"]
 
 
@@ -146,43 +152,98 @@ def main() -> None:
     rows = []
     starts = {name: first_question([str(path_of(name))], runs=3) for name in names() if name not in BIG_TREES}
     slowest = max(starts, key=starts.get)
-    rows.append([f"every other shipped tree ({len(starts)})", "offence", f"{ms(starts[slowest])} (slowest: {slowest})",
-                 "", "", "", "", ""])
+    rows.append(
+        [
+            f"every other shipped tree ({len(starts)})",
+            "offence",
+            f"{ms(starts[slowest])} (slowest: {slowest})",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ]
+    )
     print(" | ".join(rows[-1]), flush=True)
     for name in BIG_TREES:
         path = str(path_of(name))
         first = first_question([path])
         replies, counts, memory, wins = offence_replies([path], args.games, args.seed)
-        rows.append([f"tree {name}", "offence", ms(first), ms(statistics.median(replies[1:])), ms(max(replies[1:])),
-                     ms(statistics.median(wins)), f"{statistics.fmean(counts):.2f}", f"{memory:.0f} MB"])
+        rows.append(
+            [
+                f"tree {name}",
+                "offence",
+                ms(first),
+                ms(statistics.median(replies[1:])),
+                ms(max(replies[1:])),
+                ms(statistics.median(wins)),
+                f"{statistics.fmean(counts):.2f}",
+                f"{memory:.0f} MB",
+            ]
+        )
         print(" | ".join(rows[-1]), flush=True)
     if not args.skip_live:
         for spec in LIVE_GAMES:
-            replies, counts, memory, wins = offence_replies(["--game", spec, "--seed", str(args.seed)], args.games,
-                                                            args.seed)
-            rows.append([f"live {spec}", "offence", ms(replies[0]), ms(statistics.median(replies[1:])),
-                         ms(max(replies[1:])), ms(statistics.median(wins)), f"{statistics.fmean(counts):.2f}",
-                         f"{memory:.0f} MB"])
+            replies, counts, memory, wins = offence_replies(
+                ["--game", spec, "--seed", str(args.seed)], args.games, args.seed
+            )
+            rows.append(
+                [
+                    f"live {spec}",
+                    "offence",
+                    ms(replies[0]),
+                    ms(statistics.median(replies[1:])),
+                    ms(max(replies[1:])),
+                    ms(statistics.median(wins)),
+                    f"{statistics.fmean(counts):.2f}",
+                    f"{memory:.0f} MB",
+                ]
+            )
             print(" | ".join(rows[-1]), flush=True)
         for spec in LIVE_GAMES[:1]:
             replies, memory = defence_replies(spec, 1, args.seed)
-            rows.append([f"live {spec}", "defence", ms(replies[0]), ms(statistics.median(replies)), ms(max(replies)),
-                         "", "", f"{memory:.0f} MB"])
+            rows.append(
+                [
+                    f"live {spec}",
+                    "defence",
+                    ms(replies[0]),
+                    ms(statistics.median(replies)),
+                    ms(max(replies)),
+                    "",
+                    "",
+                    f"{memory:.0f} MB",
+                ]
+            )
             times, memory = race_rounds(spec, args.seed)
-            rows.append([f"live {spec}", "race (a round: your question, mine)", ms(times[0]),
-                         ms(statistics.median(times)), ms(max(times)), "", "", f"{memory:.0f} MB"])
+            rows.append(
+                [
+                    f"live {spec}",
+                    "race (a round: your question, mine)",
+                    ms(times[0]),
+                    ms(statistics.median(times)),
+                    ms(max(times)),
+                    "",
+                    "",
+                    f"{memory:.0f} MB",
+                ]
+            )
             print(" | ".join(rows[-1]), flush=True)
-    note = (f"Through the protocol, one player process per row, timed from this client; {args.games} seeded games per "
-            f"offence row (seed {args.seed}), in one process (`new` between games). First: the first question from the "
-            f"process start (trees: median of 5 starts), or the first reply (defence, race). Median and worst: a reply "
-            f"from an answer (or question) sent to the player's next await, the win included. Memory: the player's peak "
-            f"resident memory. The package's bytecode is compiled before the run, as an installed package's is. The machine has 2 cores shared with other work: its load average was "
-            f"{load_before:.1f} when this run began and {os.getloadavg()[0]:.1f} when it ended (above 2, every wall time "
-            f"here is stretched by the other work).")
-    path = write_table("live", "Play from trees and live, through the protocol (tools/bench_live.py)",
-                       ["player", "mode", "first", "median reply", "worst reply", "win reply (median)", "average questions",
-                        "memory"],
-                       rows, note)
+    note = (
+        f"Through the protocol, one player process per row, timed from this client; {args.games} seeded games per "
+        f"offence row (seed {args.seed}), in one process (`new` between games). First: the first question from the "
+        f"process start (trees: median of 5 starts), or the first reply (defence, race). Median and worst: a reply "
+        f"from an answer (or question) sent to the player's next await, the win included. Memory: the player's peak "
+        f"resident memory. The package's bytecode is compiled before the run, as an installed package's is. The machine has 2 cores shared with other work: its load average was "
+        f"{load_before:.1f} when this run began and {os.getloadavg()[0]:.1f} when it ended (above 2, every wall time "
+        f"here is stretched by the other work)."
+    )
+    path = write_table(
+        "live",
+        "Play from trees and live, through the protocol (tools/bench_live.py)",
+        ["player", "mode", "first", "median reply", "worst reply", "win reply (median)", "average questions", "memory"],
+        rows,
+        note,
+    )
     print(f"wrote {path}")
 
 

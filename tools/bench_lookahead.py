@@ -6,6 +6,7 @@ Each case runs in this process, compiled before the clock starts, on one thread 
 ratio is the second time over the first (both in one run, so a loaded machine weighs on both). --quick runs the
 cases of a few seconds only; --write saves the table in tools/results/ (the README includes it).
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,13 @@ from benchlib import merged_rows, write_table
 from strategy.cli.options import Parser
 
 # (game, levels, sets searched exactly below N secrets), quick ones first
-CASES = [("mastermind:4x6", 4, 0), ("bulls:5x8", 3, 0), ("mastermind:4x7", 3, 200), ("bulls:4x10", 3, 400),
-         ("bulls:5x10", 3, 150)]
+CASES = [
+    ("mastermind:4x6", 4, 0),
+    ("bulls:5x8", 3, 0),
+    ("mastermind:4x7", 3, 200),
+    ("bulls:4x10", 3, 400),
+    ("bulls:5x10", 3, 150),
+]
 QUICK = 4
 
 
@@ -49,18 +55,28 @@ def main() -> None:
         every, shared = timed(spec, levels, below, cores)
         if one != every:
             raise SystemExit(f"{spec}: {one} on one thread, {every} on {cores}")
-        row = [spec, str(levels), str(below or "-"), str(one), f"{alone:.2f} s", f"{shared:.2f} s",
-               f"{shared / alone:.2f}"]
+        row = [
+            spec,
+            str(levels),
+            str(below or "-"),
+            str(one),
+            f"{alone:.2f} s",
+            f"{shared:.2f} s",
+            f"{shared / alone:.2f}",
+        ]
         print(" | ".join(row), flush=True)
         rows.append(row)
     if args.write:
         rows, note = merged_rows("lookahead", rows, 3)
-        write_table("lookahead", f"Lower bounds by lookahead on one thread and on {cores} (tools/bench_lookahead.py)",
-                    ["game", "levels", "exact below", "least total at least", "1 thread", f"{cores} threads",
-                     "ratio"], rows,
-                    "The least total's bound of `strategy bound` in one process, compiled before the clock starts; "
-                    f"the ratio is the time on {cores} threads over the time on one (the parts of the first "
-                    "questions are shared out; the bound is the same)." + note)
+        write_table(
+            "lookahead",
+            f"Lower bounds by lookahead on one thread and on {cores} (tools/bench_lookahead.py)",
+            ["game", "levels", "exact below", "least total at least", "1 thread", f"{cores} threads", "ratio"],
+            rows,
+            "The least total's bound of `strategy bound` in one process, compiled before the clock starts; "
+            f"the ratio is the time on {cores} threads over the time on one (the parts of the first "
+            "questions are shared out; the bound is the same)." + note,
+        )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ busy machine slows the wall clock, not this), after the kernels are compiled or 
 empty transposition table. Both must reach the same values (a bound may only rise); a case where they differ is
 reported and the run fails. --write saves the table in tools/results/moonshot-bench.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,14 +70,18 @@ def make_cases() -> list[dict]:
     for spec, stem in GAMES.items():
         store = ROOT / "stores" / f"{stem}.db"
         if not store.exists():
-            raise SystemExit(f"{store.relative_to(ROOT)} is missing: restore it first "
-                             f"(python tools/regenerate_trees.py --frontier --bound 1 {stem}-total restores it)")
+            raise SystemExit(
+                f"{store.relative_to(ROOT)} is missing: restore it first "
+                f"(python tools/regenerate_trees.py --frontier --bound 1 {stem}-total restores it)"
+            )
         con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
         gt = table_module.game_table(parse_game(spec))
         costs = objectives.total()
         engine = Engine(gt, Spec(gt.game, costs, False, 20))
         look = Lookahead(gt, costs)
-        found = next(p for p in (ROOT / "strategy" / "trees", ROOT / "trees") if (p / f"{stem}-best-found.json.gz").exists())
+        found = next(
+            p for p in (ROOT / "strategy" / "trees", ROOT / "trees") if (p / f"{stem}-best-found.json.gz").exists()
+        )
         tree = orjson.loads(gzip.open(found / f"{stem}-best-found.json.gz").read())["tree"]
         S = np.arange(gt.size, dtype=np.int32)
         g1 = gt.index(gt.game.read_code(tree["guess"]))
@@ -87,41 +92,85 @@ def make_cases() -> list[dict]:
             node = tree["next"][answer]
             h1 = [g1]
             if PART_SIZES[0] <= len(X) <= PART_SIZES[1]:
-                cases.append({"kind": "part", "game": spec, "name": f"{answer}", "S": X.tolist(), "d": 1, "history": h1,
-                              "b": b1, "levels": 2, "exact_below": PART_EXACT_BELOW[spec],
-                              "tree": tree_cost(gt, node, costs, X, 1)})
+                cases.append(
+                    {
+                        "kind": "part",
+                        "game": spec,
+                        "name": f"{answer}",
+                        "S": X.tolist(),
+                        "d": 1,
+                        "history": h1,
+                        "b": b1,
+                        "levels": 2,
+                        "exact_below": PART_EXACT_BELOW[spec],
+                        "tree": tree_cost(gt, node, costs, X, 1),
+                    }
+                )
             if "next" not in node:
                 continue
             g2 = gt.index(gt.game.read_code(node["guess"]))
             _, _, b2 = look.probes(X, 1, b1, np.array(h1, dtype=np.int64))
             for Y, answer2 in parts_of(gt, table_module, X, g2):
-                row = con.execute("SELECT value, exact, seconds FROM results WHERE key = ?",
-                                  (set_key(costs.key, 2, Y),)).fetchone()
-                case = {"kind": "solve", "game": spec, "name": f"{answer}/{answer2}", "S": Y.tolist(), "d": 2,
-                        "history": [g1, g2], "b": b2}
+                row = con.execute(
+                    "SELECT value, exact, seconds FROM results WHERE key = ?", (set_key(costs.key, 2, Y),)
+                ).fetchone()
+                case = {
+                    "kind": "solve",
+                    "game": spec,
+                    "name": f"{answer}/{answer2}",
+                    "S": Y.tolist(),
+                    "d": 2,
+                    "history": [g1, g2],
+                    "b": b2,
+                }
                 if row and row[1] and SOLVE_SECONDS[0] <= row[2] <= SOLVE_SECONDS[1]:
                     solves.append({**case, "beta": row[0] + 1, "value": row[0], "store_seconds": round(row[2], 1)})
                 elif not row and UNSTORED_SIZES[0] <= len(Y) <= UNSTORED_SIZES[1]:
                     unstored.append(case)
         if len(solves) < SOLVE_PER_GAME:  # the store proves too few of the tree's sets two deep: solve some here
             unstored.sort(key=lambda c: -len(c["S"]))
-            for case in unstored[:: max(1, len(unstored) // (SOLVE_PER_GAME - len(solves)))][:SOLVE_PER_GAME - len(solves)]:
+            for case in unstored[:: max(1, len(unstored) // (SOLVE_PER_GAME - len(solves)))][
+                : SOLVE_PER_GAME - len(solves)
+            ]:
                 start = time.perf_counter()
-                value, _ = engine.solve(np.array(case["S"], dtype=np.int32), 2, 1 << 40,
-                                        np.array(case["history"], dtype=np.int64), case["b"], threaded=False)
-                solves.append({**case, "beta": int(value) + 1, "value": int(value),
-                               "store_seconds": round(time.perf_counter() - start, 1), "solved_here": True})
+                value, _ = engine.solve(
+                    np.array(case["S"], dtype=np.int32),
+                    2,
+                    1 << 40,
+                    np.array(case["history"], dtype=np.int64),
+                    case["b"],
+                    threaded=False,
+                )
+                solves.append(
+                    {
+                        **case,
+                        "beta": int(value) + 1,
+                        "value": int(value),
+                        "store_seconds": round(time.perf_counter() - start, 1),
+                        "solved_here": True,
+                    }
+                )
         solves.sort(key=lambda c: c["store_seconds"])
-        picked = [solves[round(i * (len(solves) - 1) / max(1, SOLVE_PER_GAME - 1))] for i in range(SOLVE_PER_GAME)] \
-            if len(solves) > SOLVE_PER_GAME else solves
+        picked = (
+            [solves[round(i * (len(solves) - 1) / max(1, SOLVE_PER_GAME - 1))] for i in range(SOLVE_PER_GAME)]
+            if len(solves) > SOLVE_PER_GAME
+            else solves
+        )
         cases += picked
         for case in picked[:REFUTE_SETS]:
             Y = np.array(case["S"], dtype=np.int32)
             probes, lb, _, _, _, _, _ = engine_probes(engine, Y, case)
             best = first_optimal(engine, Y, case)
             sample = [int(p) for p in probes[::REFUTE_EVERY] if int(p) != best]
-            cases.append({**{k: case[k] for k in ("game", "S", "d", "history", "b")}, "kind": "refute",
-                          "name": case["name"], "beta": case["value"], "probes": sample})
+            cases.append(
+                {
+                    **{k: case[k] for k in ("game", "S", "d", "history", "b")},
+                    "kind": "refute",
+                    "name": case["name"],
+                    "beta": case["value"],
+                    "probes": sample,
+                }
+            )
         con.close()
     return cases
 
@@ -138,8 +187,11 @@ def _table_module():
 def parts_of(gt, table_module, S, probe):
     """The non-winning parts of S under `probe`, each with its answer."""
     members, starts = table_module.split(gt.table, S, probe, len(gt.answers))
-    return [(members[starts[c]:starts[c + 1]].copy(), gt.answer_str(c)) for c in range(len(gt.answers))
-            if c != gt.win and starts[c + 1] > starts[c]]
+    return [
+        (members[starts[c] : starts[c + 1]].copy(), gt.answer_str(c))
+        for c in range(len(gt.answers))
+        if c != gt.win and starts[c + 1] > starts[c]
+    ]
 
 
 def engine_probes(engine, S, case):
@@ -150,8 +202,24 @@ def engine_probes(engine, S, case):
 
     a = engine._args()
     probes, lb, sq, ex, b_here, stop, fail = exact.probe_bounds(
-        a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[10], a[9], S, np.int64(case["d"]), np.int64(case["b"]), a[6],
-        np.array(case["history"], dtype=np.int64), exact.INF, np.int64(-1), a[11])
+        a[0],
+        a[1],
+        a[2],
+        a[3],
+        a[4],
+        a[5],
+        a[7],
+        a[10],
+        a[9],
+        S,
+        np.int64(case["d"]),
+        np.int64(case["b"]),
+        a[6],
+        np.array(case["history"], dtype=np.int64),
+        exact.INF,
+        np.int64(-1),
+        a[11],
+    )
     order = np.lexsort((sq, lb))
     return probes[order], lb[order], sq[order], ex[order], b_here, stop, fail
 
@@ -160,8 +228,9 @@ def first_optimal(engine, S, case) -> int:
     """The question the engine solves the set with (the one left out of its refutation cases)."""
     import numpy as np
 
-    value, probe = engine.solve(S, case["d"], case["beta"], np.array(case["history"], dtype=np.int64), case["b"],
-                                threaded=False)
+    value, probe = engine.solve(
+        S, case["d"], case["beta"], np.array(case["history"], dtype=np.int64), case["b"], threaded=False
+    )
     if value != case["value"]:
         raise SystemExit(f"{case['game']} {case['name']}: the engine finds {value}, the store holds {case['value']}")
     return int(probe)
@@ -205,8 +274,11 @@ class Worker:
             look.engine.tt[:] = 0
             start = time.process_time()
             value = look.bound(S, case["d"], case["b"], history, case["levels"])
-            return {"seconds": time.process_time() - start, "values": [int(value)],
-                    "nodes": int(look.engine.counters[exact.C_NODES])}
+            return {
+                "seconds": time.process_time() - start,
+                "values": [int(value)],
+                "nodes": int(look.engine.counters[exact.C_NODES]),
+            }
         engine = self.engine(case["game"])
         self.warm(engine, S, case)
         engine.tt[:] = 0
@@ -218,8 +290,9 @@ class Worker:
         else:
             values = []
             for p in case["probes"]:
-                r = run_on(engine, Task(str(p), S, case["d"], history, case["b"], case["beta"], probe=p), None,
-                           threaded=False)
+                r = run_on(
+                    engine, Task(str(p), S, case["d"], history, case["b"], case["beta"], probe=p), None, threaded=False
+                )
                 values.append(min(r.value, case["beta"]) if not r.exact else -r.value)  # refuted: beta
         seconds = time.process_time() - start
         return {"seconds": seconds, "values": values, "nodes": int((engine.counters - before)[exact.C_NODES])}
@@ -246,8 +319,14 @@ class Process:
 
     def __init__(self, path: Path, cases: Path):
         env = dict(os.environ, PYTHONPATH=str(path), MOONSHOT_CASES=str(cases))
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, env=env, cwd=path)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=path,
+        )
         self.read()
 
     def read(self) -> dict:
@@ -269,8 +348,13 @@ class Process:
 def label(case: dict) -> str:
     game = "bulls 5x10" if case["game"].startswith("bulls") else "MM 5x8"
     what = {"part": "first question's part", "solve": "set two deep", "refute": "refutations"}[case["kind"]]
-    extra = (f", {len(case['probes'])} questions at {case['beta']}" if case["kind"] == "refute" else
-             f", 2 levels, exact below {case['exact_below']}" if case["kind"] == "part" else f", value {case['value']}")
+    extra = (
+        f", {len(case['probes'])} questions at {case['beta']}"
+        if case["kind"] == "refute"
+        else f", 2 levels, exact below {case['exact_below']}"
+        if case["kind"] == "part"
+        else f", value {case['value']}"
+    )
     return f"{game} {case['name']}: {what} of {len(case['S'])}{extra}"
 
 
@@ -321,8 +405,11 @@ def main() -> None:
             ratio = a["seconds"] / max(b["seconds"], 1e-9)
             value = "" if cases[i]["kind"] == "refute" else f" {a['values'][0]} -> {b['values'][0]}"
             rows.append((label(cases[i]), a, b, ratio, ok, value))
-            print(f"{label(cases[i])}: {a['seconds']:8.2f} s -> {b['seconds']:8.2f} s  {ratio:6.2f}x  nodes "
-                  f"{a['nodes']} -> {b['nodes']}{value}{'' if ok else '  RESULTS DIFFER'}", flush=True)
+            print(
+                f"{label(cases[i])}: {a['seconds']:8.2f} s -> {b['seconds']:8.2f} s  {ratio:6.2f}x  nodes "
+                f"{a['nodes']} -> {b['nodes']}{value}{'' if ok else '  RESULTS DIFFER'}",
+                flush=True,
+            )
     finally:
         old.close()
         new.close()
@@ -335,18 +422,32 @@ def main() -> None:
 
 def write(rows: list, totals: list[float], against: Path) -> None:
     """The table of one run, in tools/results/moonshot-bench.md."""
-    commit = subprocess.run(["git", "-C", str(against), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "?"
-    lines = ["**The engine on the moonshots' own work (tools/bench_moonshot.py)**", "",
-             f"| case | baseline ({commit}) | this engine | ratio | result |", "|---|---|---|---|---|"]
+    commit = (
+        subprocess.run(
+            ["git", "-C", str(against), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        or "?"
+    )
+    lines = [
+        "**The engine on the moonshots' own work (tools/bench_moonshot.py)**",
+        "",
+        f"| case | baseline ({commit}) | this engine | ratio | result |",
+        "|---|---|---|---|---|",
+    ]
     for name, a, b, ratio, ok, value in rows:
-        lines.append(f"| {name} | {a['seconds']:.2f} s | {b['seconds']:.2f} s | {ratio:.2f}x | "
-                     f"{'same' if ok else 'DIFFERENT'}{value} |")
-    lines.append(f"| **total** | **{totals[0]:.1f} s** | **{totals[1]:.1f} s** | "
-                 f"**{totals[0] / max(totals[1], 1e-9):.2f}x** | |")
-    lines += ["", "Worker-seconds: each process's CPU time for the case, both processes alternating case by case in one "
-              "run, kernels compiled before the clock starts, empty transposition tables. A part's result is its "
-              "lookahead bound (it may only rise); the others' are exact values or refutations, equal."]
+        lines.append(
+            f"| {name} | {a['seconds']:.2f} s | {b['seconds']:.2f} s | {ratio:.2f}x | "
+            f"{'same' if ok else 'DIFFERENT'}{value} |"
+        )
+    lines.append(
+        f"| **total** | **{totals[0]:.1f} s** | **{totals[1]:.1f} s** | **{totals[0] / max(totals[1], 1e-9):.2f}x** | |"
+    )
+    lines += [
+        "",
+        "Worker-seconds: each process's CPU time for the case, both processes alternating case by case in one "
+        "run, kernels compiled before the clock starts, empty transposition tables. A part's result is its "
+        "lookahead bound (it may only rise); the others' are exact values or refutations, equal.",
+    ]
     out = ROOT / "tools" / "results" / "moonshot-bench.md"
     tmp = out.with_suffix(".tmp")
     tmp.write_text("\n".join(lines) + "\n")

@@ -3,6 +3,7 @@
 Usage: python tools/bench_player.py [TREE]
 The bar is 0.1 s; the median of 15 runs is reported.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -19,8 +20,13 @@ from strategy.cli.options import Parser  # noqa: E402
 
 def first_question_seconds(tree: str) -> float:
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "play", tree], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, bufsize=1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "play", tree],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
     buf = ""
     while "Is your number" not in buf:
         ch = proc.stdout.read(1)
@@ -36,12 +42,16 @@ def first_question_seconds(tree: str) -> float:
 
 def main() -> None:
     parser = Parser(description=__doc__.split("\n")[0])
-    parser.add_argument("tree", nargs="?", default=str(ROOT / "strategy" / "trees" / "bulls-4x10-total.json"), help="tree file")
+    parser.add_argument(
+        "tree", nargs="?", default=str(ROOT / "strategy" / "trees" / "bulls-4x10-total.json"), help="tree file"
+    )
     tree = parser.parse_args().tree
     times = [first_question_seconds(tree) for _ in range(15)]
     median = statistics.median(times)
-    print(f"first question after {median * 1000:.0f} ms (median of 15, min {min(times) * 1000:.0f} ms); "
-          f"bar 100 ms: {'ok' if median <= 0.1 else 'SLOW'}")
+    print(
+        f"first question after {median * 1000:.0f} ms (median of 15, min {min(times) * 1000:.0f} ms); "
+        f"bar 100 ms: {'ok' if median <= 0.1 else 'SLOW'}"
+    )
 
 
 if __name__ == "__main__":

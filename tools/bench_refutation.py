@@ -14,6 +14,7 @@ solve (the path a task row of its log names: part, question position, part) at t
 With --objective fewest-at-L, the tasks minimise the secrets that need L questions (the last stage of the
 worst-then-fewest solve) instead of the total.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,13 +73,16 @@ def rebuild(every: int, path: tuple[int, int, int], beta: int, objective: str = 
 
     def parts(S, probe, smallest_first):
         members, starts = split(gt.table, S, probe, len(gt.answers))
-        sizes = [(starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win and starts[c + 1] > starts[c]]
+        sizes = [
+            (starts[c + 1] - starts[c], c) for c in range(len(gt.answers)) if c != gt.win and starts[c + 1] > starts[c]
+        ]
         sizes.sort(key=lambda x: (x[0] if smallest_first else -x[0], x[1]))
-        return [members[starts[c]:starts[c + 1]].copy() for _, c in sizes]
+        return [members[starts[c] : starts[c + 1]].copy() for _, c in sizes]
 
     S = np.arange(gt.size, dtype=np.int32)
     probes, b = probe_list(S, 0, np.zeros(0, dtype=np.int64), engine.root_branching)
     first = int(probes[0])
+
     def pick(items, i, what):
         if i >= len(items):
             raise SystemExit(f"--set: there are only {len(items)} {what}")
@@ -101,8 +105,15 @@ def rebuild(every: int, path: tuple[int, int, int], beta: int, objective: str = 
         refuted += not r.exact and r.value >= beta
     seconds = time.perf_counter() - start
     counters = (engine.counters - before).tolist()
-    return {"set": len(Y), "questions": len(probes), "tasks": len(sample), "refuted": refuted, "seconds": seconds,
-            "nodes": counters[exact.C_NODES], "pairs": counters[exact.C_PAIRS]}
+    return {
+        "set": len(Y),
+        "questions": len(probes),
+        "tasks": len(sample),
+        "refuted": refuted,
+        "seconds": seconds,
+        "nodes": counters[exact.C_NODES],
+        "pairs": counters[exact.C_PAIRS],
+    }
 
 
 def package_with(passes: int, into: Path) -> Path:
@@ -117,9 +128,25 @@ def package_with(passes: int, into: Path) -> Path:
 
 
 def run_in(path: Path, every: int, at: tuple[int, int, int], beta: int, objective: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--worker", "--every", str(every), "--set", *map(str, at),
-                          "--beta", str(beta), "--objective", objective], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(path)), cwd=tempfile.gettempdir())
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            "--every",
+            str(every),
+            "--set",
+            *map(str, at),
+            "--beta",
+            str(beta),
+            "--objective",
+            objective,
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(path)),
+        cwd=tempfile.gettempdir(),
+    )
     if out.returncode:
         raise SystemExit(f"benchmark process failed: {out.stderr.strip().splitlines()[-1:]}")
     return orjson.loads(out.stdout)
@@ -127,17 +154,36 @@ def run_in(path: Path, every: int, at: tuple[int, int, int], beta: int, objectiv
 
 def main() -> None:
     parser = Parser(description=__doc__.split("\n")[0])
-    parser.add_argument("--passes", type=int, nargs="+", metavar="N", help="null-window pass counts to compare "
-                        "(default: the engine as it is)")
-    parser.add_argument("--against", type=Path, metavar="DIR", help="a directory holding another strategy package "
-                        "(an older checkout) to time first")
+    parser.add_argument(
+        "--passes",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="null-window pass counts to compare (default: the engine as it is)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="a directory holding another strategy package (an older checkout) to time first",
+    )
     parser.add_argument("--every", type=int, default=25, metavar="K", help="time every K-th question (default 25)")
-    parser.add_argument("--set", type=int, nargs=3, default=PATH, metavar=("I", "J", "K"), help="the set: part I "
-                        "of the first question (smallest first), its question at position J, that question's part K "
-                        "(largest first); default %(default)s")
+    parser.add_argument(
+        "--set",
+        type=int,
+        nargs=3,
+        default=PATH,
+        metavar=("I", "J", "K"),
+        help="the set: part I "
+        "of the first question (smallest first), its question at position J, that question's part K "
+        "(largest first); default %(default)s",
+    )
     parser.add_argument("--beta", type=int, default=BETA, help="the cut-off of its tasks (default %(default)s)")
-    parser.add_argument("--objective", default="total", help="what the tasks minimise: total (default) or "
-                        "fewest-at-L, the secrets that need L questions")
+    parser.add_argument(
+        "--objective",
+        default="total",
+        help="what the tasks minimise: total (default) or fewest-at-L, the secrets that need L questions",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.every < 1:
@@ -165,8 +211,11 @@ def main() -> None:
             r = run_in(path, args.every, tuple(args.set), args.beta, args.objective)
             ratio = f"{r['seconds'] / rows[0][1]['seconds']:.2f}x" if rows else "1.00x"
             rows.append((label, r))
-            print(f"{label:10} {r['tasks']} of {r['questions']} questions of a set of {r['set']}, {r['refuted']} refuted: "
-                  f"{r['seconds']:7.2f} s {ratio:>6}  nodes {r['nodes']}  pairs {r['pairs'] / 1e9:.1f}e9", flush=True)
+            print(
+                f"{label:10} {r['tasks']} of {r['questions']} questions of a set of {r['set']}, {r['refuted']} refuted: "
+                f"{r['seconds']:7.2f} s {ratio:>6}  nodes {r['nodes']}  pairs {r['pairs'] / 1e9:.1f}e9",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

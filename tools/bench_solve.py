@@ -8,6 +8,7 @@ mmstrat (one core) on the same game; both totals must agree. Ratios are ours ove
 bulls 4 of 10 on a running 2-worker Dask LocalCluster (127.0.0.1; its start-up not counted);
 --write saves the table in tools/results/ for the README, keeping the saved rows this run did not measure.
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,8 +31,14 @@ from benchlib import (
 
 from strategy.cli.options import Parser
 
-SMALL = [("bulls:3x10", []), ("mastermind:4x6", []), ("bulls:4x9", []), ("mastermind:4x7", []),
-         ("mastermind:4x6", ["--consistent-only"]), ("bulls:4x10", ["--consistent-only"])]
+SMALL = [
+    ("bulls:3x10", []),
+    ("mastermind:4x6", []),
+    ("bulls:4x9", []),
+    ("mastermind:4x7", []),
+    ("mastermind:4x6", ["--consistent-only"]),
+    ("bulls:4x10", ["--consistent-only"]),
+]
 LARGE = [("bulls:4x10", []), ("bulls:4x10", ["--jobs", "2"]), ("bulls:4x10:nz", ["--jobs", "2"])]
 
 
@@ -61,10 +68,26 @@ def run_cases(cases: list[tuple[str, list[str]]], peer_path: str | None, rows: l
                 peer = measure([peer_path, "-r", rules, "-s", PEER_STRATEGY["optimal"], "-S", "-q"])
                 if peer_total(peer.stdout) != total:
                     raise SystemExit(f"{spec}: mmstrat says {peer_total(peer.stdout)}, we prove {total}")
-                peer_s, peer_mb, ratio = f"{peer.seconds:.2f} s", f"{peer.peak_mb:.0f}", f"{run.seconds / peer.seconds:.2f}x"
-            print(f"{label:22} {run.seconds:8.2f}s {search:6.2f}s {run.peak_mb:6.0f} {peer_s:>9} {peer_mb:>6} {ratio:>6}  {total}")
-            rows.append([label, str(total), f"{run.seconds:.2f} s", f"{search:.2f} s", f"{run.peak_mb:.0f} MB", peer_s,
-                         f"{peer_mb} MB" if peer_mb else "", ratio])
+                peer_s, peer_mb, ratio = (
+                    f"{peer.seconds:.2f} s",
+                    f"{peer.peak_mb:.0f}",
+                    f"{run.seconds / peer.seconds:.2f}x",
+                )
+            print(
+                f"{label:22} {run.seconds:8.2f}s {search:6.2f}s {run.peak_mb:6.0f} {peer_s:>9} {peer_mb:>6} {ratio:>6}  {total}"
+            )
+            rows.append(
+                [
+                    label,
+                    str(total),
+                    f"{run.seconds:.2f} s",
+                    f"{search:.2f} s",
+                    f"{run.peak_mb:.0f} MB",
+                    peer_s,
+                    f"{peer_mb} MB" if peer_mb else "",
+                    ratio,
+                ]
+            )
 
 
 def main() -> None:
@@ -85,14 +108,26 @@ def main() -> None:
             run_cases([("bulls:4x10", ["--scheduler", cluster.scheduler_address])], None, rows)
     if args.write:
         rows, kept = merged_rows("solve", rows, 1)
-        path = write_table("solve", "Exact search, whole processes (tools/bench_solve.py)",
-                           ["game", "minimum total", "strategy solve", "of which search", "memory", "mmstrat (1 core)",
-                            "memory", "ratio"],
-                           rows, f"Ours on one process unless jobs is given; the numba cache warm. {startup()} "
-                                 "\"Of which search\": the solve's own time (generator.run.seconds: search and tree "
-                                 "extraction). mmstrat has no "
-                                 "leading-zero rule, and its consistent-only option (-po) is a looser rule. On Dask the memory is the "
-                                 "driver's; the cluster was started before the run." + kept)
+        path = write_table(
+            "solve",
+            "Exact search, whole processes (tools/bench_solve.py)",
+            [
+                "game",
+                "minimum total",
+                "strategy solve",
+                "of which search",
+                "memory",
+                "mmstrat (1 core)",
+                "memory",
+                "ratio",
+            ],
+            rows,
+            f"Ours on one process unless jobs is given; the numba cache warm. {startup()} "
+            '"Of which search": the solve\'s own time (generator.run.seconds: search and tree '
+            "extraction). mmstrat has no "
+            "leading-zero rule, and its consistent-only option (-po) is a looser rule. On Dask the memory is the "
+            "driver's; the cluster was started before the run." + kept,
+        )
         print(f"written {path}")
 
 

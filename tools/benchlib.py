@@ -6,6 +6,7 @@ memory high-water mark across fork and exec, so a process started from this Pyth
 this Python's peak; GNU time (Debian package `time`) starts it from a small process and reports its own
 peak. Without GNU time, wait4's figure is used: an upper bound.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,13 @@ RESULTS = ROOT / "tools" / "results"
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
 # a LocalCluster of one-thread workers on this machine only; its scheduler's HTTP server (health and metrics
 # routes, started even with no dashboard) takes a free port, not 8787: a second cluster then starts silently
-LOCAL_CLUSTER = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None,
-                 "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"}}
+LOCAL_CLUSTER = {
+    "threads_per_worker": 1,
+    "processes": True,
+    "host": "127.0.0.1",
+    "dashboard_address": None,
+    "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
+}
 
 
 @dataclass
@@ -38,12 +44,16 @@ class Run:
 
 def measure(argv: list[str], env: dict | None = None) -> Run:
     """Run a command to completion: its wall time and its own peak resident memory."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
-            tempfile.NamedTemporaryFile("r") as peak:
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r") as peak,
+    ):
         launcher = [GNU_TIME, "-q", "-f", "%M", "-o", peak.name] if GNU_TIME else []
         start = time.perf_counter()
-        proc = subprocess.Popen(launcher + argv, stdout=out, stderr=err, text=True,
-                                env=env or dict(os.environ, PYTHONPATH=str(ROOT)))
+        proc = subprocess.Popen(
+            launcher + argv, stdout=out, stderr=err, text=True, env=env or dict(os.environ, PYTHONPATH=str(ROOT))
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -72,8 +82,13 @@ def peer_rules(spec: str) -> str | None:
     return f"p{n}c{k}{'n' if name == 'bulls' else 'r'}"
 
 
-PEER_STRATEGY = {"expected-size": "minavg", "entropy": "entropy", "minimax": "minmax", "most-parts": "parts",
-                 "optimal": "optimal"}
+PEER_STRATEGY = {
+    "expected-size": "minavg",
+    "entropy": "entropy",
+    "minimax": "minmax",
+    "most-parts": "parts",
+    "optimal": "optimal",
+}
 
 
 def peer_total(out: str) -> int | None:
@@ -134,7 +149,9 @@ sys.modules.setdefault("scipy.linalg.cython_blas", None)  # as strategy does: no
 import numba
 os._exit(0)  # as strategy does: no interpreter teardown
 """
-CALL_PROBE = IMPORT_PROBE.replace("import numba\n", """import numba
+CALL_PROBE = IMPORT_PROBE.replace(
+    "import numba\n",
+    """import numba
 
 
 @numba.njit(cache=True)
@@ -143,12 +160,14 @@ def f(x):
 
 
 f(1)
-""")
+""",
+)
 
 
 def startup() -> str:
     """The fixed cost every process pays before any search: Python, NumPy and numba, measured here (the best
     of three runs of each probe, which exits as strategy does)."""
+
     def best(command: list[str]) -> float:
         runs = [measure(command) for _ in range(3)]
         if any(r.status for r in runs):
@@ -162,7 +181,9 @@ def startup() -> str:
         bare = best([sys.executable, "-c", "pass"])
         numba_import = best([sys.executable, str(Path(tmp) / "imports.py")])
         first_call = best([sys.executable, str(Path(tmp) / "calls.py")])
-    return (f"A bare Python process takes {bare:.2f} s here, one that imports numba {numba_import:.2f} s, and one that "
-            f"also calls a cached one-line compiled function {first_call:.2f} s (numba loads its type registries at "
-            f"the first call; both skip SciPy's BLAS probe and the teardown, as strategy does): the floor under every "
-            f"row.")
+    return (
+        f"A bare Python process takes {bare:.2f} s here, one that imports numba {numba_import:.2f} s, and one that "
+        f"also calls a cached one-line compiled function {first_call:.2f} s (numba loads its type registries at "
+        f"the first call; both skip SciPy's BLAS probe and the teardown, as strategy does): the floor under every "
+        f"row."
+    )

@@ -8,6 +8,7 @@ and tree must equal the shipped file's: a different executor, task order and pro
 canonical tree. The outcome of each check is printed (and saved for the README with --write, beside the
 checks of earlier runs).
 """
+
 from __future__ import annotations
 
 import codecs
@@ -66,7 +67,7 @@ def relayed(pipe: int) -> str:
     while chunk := os.read(pipe, 65536):
         rest += decoder.decode(chunk)
         while (cut := min((i for i in (rest.find("\r"), rest.find("\n")) if i >= 0), default=-1)) >= 0:
-            piece, rest = rest[:cut + 1], rest[cut + 1:]
+            piece, rest = rest[: cut + 1], rest[cut + 1 :]
             if piece.endswith("\r"):
                 sys.stderr.write(piece)
                 sys.stderr.flush()
@@ -84,9 +85,24 @@ def check(name: str, args: list[str], address: str) -> tuple[bool, float, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "again.json"
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", *from_nothing(args), "--scheduler", address,
-                                 *([] if show else ["--quiet"]), "-o", str(out)], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "strategy",
+                "solve",
+                *from_nothing(args),
+                "--scheduler",
+                address,
+                *([] if show else ["--quiet"]),
+                "-o",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+        )
         try:
             message = relayed(proc.stderr.fileno())
             proc.wait()
@@ -140,8 +156,10 @@ def main() -> None:
             same, took, proven = check(name, table[name], cluster.scheduler_address)
             verdict = "identical tree and proof" if same else "DIFFERENT"
             timing = f"{took:.1f} s, load {os.getloadavg()[1]:.1f}"
-            print(f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({timing}); proven {proven}",
-                  flush=True)
+            print(
+                f"{name}: {verdict} on a Dask LocalCluster of {args.workers} workers ({timing}); proven {proven}",
+                flush=True,
+            )
             rows.append([label(name), proven_text(proven), verdict, timing])
             if not same:
                 raise SystemExit(1)
@@ -151,11 +169,15 @@ def main() -> None:
         unchecked = [label(name) for name in table if CHECKOUT.shipped_path(name) and label(name) not in checked]
         if unchecked:
             note += f" Not solved again by this route yet: {'; '.join(unchecked)}."
-        write_table("frontier-cross-check", "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",
-                    ["tree", "proven again", "compared with the shipped file", "time, load"], rows,
-                    f"{args.workers} worker processes, one thread each, on 127.0.0.1; no store. The load is the "
-                    "machine's 5-minute load average as the check ended; the cluster's workers and scheduler and the "
-                    "solve's driver count in it, so a check alone on 2 cores shows more than 2." + note)
+        write_table(
+            "frontier-cross-check",
+            "Shipped trees solved again on a Dask LocalCluster (tools/cross_check.py)",
+            ["tree", "proven again", "compared with the shipped file", "time, load"],
+            rows,
+            f"{args.workers} worker processes, one thread each, on 127.0.0.1; no store. The load is the "
+            "machine's 5-minute load average as the check ended; the cluster's workers and scheduler and the "
+            "solve's driver count in it, so a check alone on 2 cores shows more than 2." + note,
+        )
 
 
 if __name__ == "__main__":

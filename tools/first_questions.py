@@ -11,6 +11,7 @@ The shipped tree's first question is marked; its value must equal the tree's tot
 saves the table in tools/results/first-questions.md (the README includes it), keeping the games this run did not
 compute.
 """
+
 from __future__ import annotations
 
 import sys
@@ -38,8 +39,11 @@ def solved_games(limit: int | None = MAX_CODES) -> list[tuple[str, str]]:
         if not name.endswith("-total") or name.endswith("-consistent-total"):
             continue
         doc = tree_io.load(shipped.path_of(name))
-        if doc.objective == "total" and not doc.generator.get("consistent_only") and \
-                (limit is None or doc.game.count() <= limit):
+        if (
+            doc.objective == "total"
+            and not doc.generator.get("consistent_only")
+            and (limit is None or doc.game.count() <= limit)
+        ):
             out.append((doc.game.count(), doc.game.spec, name))
     return [(spec, name) for _, spec, name in sorted(out)]
 
@@ -64,7 +68,7 @@ def lookahead_lower(gt, pos, probe: int, seconds: float) -> int | None:
         total = 1 if starts[gt.win + 1] > starts[gt.win] else 0
         for c in range(len(gt.answers)):
             if c != gt.win and starts[c + 1] > starts[c]:
-                total += look.bound(members[starts[c]:starts[c + 1]], 1, b, history, LOOKAHEAD_LEVELS)
+                total += look.bound(members[starts[c] : starts[c + 1]], 1, b, history, LOOKAHEAD_LEVELS)
         return total
     except Stopped:
         return None
@@ -109,21 +113,44 @@ def first_questions(spec: str, tree_name: str, budget: float) -> tuple[list[list
         above = f"+{lo - rows[0].lower[0]}" if exact and proven_best and rows[0].upper == rows[0].lower else ""
         sizes = [k for _, k in row.parts]
         note = f"`{tree_name}` asks it" if row.probe == tree_class else ""
-        out.append([spec, row.code, str(row.class_size), "yes" if row.may_be_secret else "no", value, average, above,
-                    f"{len(sizes)}, largest {sizes[0]}", note])
+        out.append(
+            [
+                spec,
+                row.code,
+                str(row.class_size),
+                "yes" if row.may_be_secret else "no",
+                value,
+                average,
+                above,
+                f"{len(sizes)}, largest {sizes[0]}",
+                note,
+            ]
+        )
     exact_rows = sum(1 for r in rows if r.exact)
-    sentence = (f"{spec}: {exact_rows} of {len(rows)} exact in {seconds:.0f} s" +
-                ("" if exact_rows == len(rows) else f" (budget {budget:g} s; the others bounded)") +
-                (f"; least lower bound {least[0]}" if not proven_best else ""))
+    sentence = (
+        f"{spec}: {exact_rows} of {len(rows)} exact in {seconds:.0f} s"
+        + ("" if exact_rows == len(rows) else f" (budget {budget:g} s; the others bounded)")
+        + (f"; least lower bound {least[0]}" if not proven_best else "")
+    )
     return out, sentence
 
 
 def main() -> int:
     parser = Parser(description=__doc__.split("\n")[0])
-    parser.add_argument("--budget", type=positive_seconds, default=1800.0, metavar="SECONDS",
-                        help="the longest a game's table may take (default 1800)")
-    parser.add_argument("--game", action="append", default=[], metavar="SPEC",
-                        help="only this game, of any size (repeatable; its shipped least-total tree is used)")
+    parser.add_argument(
+        "--budget",
+        type=positive_seconds,
+        default=1800.0,
+        metavar="SECONDS",
+        help="the longest a game's table may take (default 1800)",
+    )
+    parser.add_argument(
+        "--game",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="only this game, of any size (repeatable; its shipped least-total tree is used)",
+    )
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/")
     args = parser.parse_args()
     games = solved_games()
@@ -146,18 +173,34 @@ def main() -> int:
         notes.append(sentence)
     if args.write:
         rows, kept = merged_rows("first-questions", rows, 2)
-        write_table("first-questions", "Every first question of the solved games (tools/first_questions.py)",
-                    ["game", "first question", "class", "may be the secret", "total", "average", "vs best", "parts",
-                     "shipped tree"], rows,
-                    "Value: the least total number of questions over every secret of a tree that asks this question "
-                    "first (the average per secret); the least one is the game's optimum. Class: the first questions "
-                    "equivalent to it under the game's symmetries. [lower, upper]: proven bounds where the search "
-                    "did not finish within the budget (the lower by search and lookahead, the upper a complete tree's "
-                    "cost). One process on this project's machine: " + "; ".join(notes) + "." + kept +
-                    " Koyama and Lai (1993) proved 5625 the optimum of Mastermind 4x6, first question 1123 (0012 "
-                    "here: colours are relabelled), and 5626 within five questions; their values for the other first "
-                    "questions were not in the sources available to us (the partition sizes of the five first "
-                    "questions, published by Serkan Gür, match ours: tests/tools/test_first_questions.py).")
+        write_table(
+            "first-questions",
+            "Every first question of the solved games (tools/first_questions.py)",
+            [
+                "game",
+                "first question",
+                "class",
+                "may be the secret",
+                "total",
+                "average",
+                "vs best",
+                "parts",
+                "shipped tree",
+            ],
+            rows,
+            "Value: the least total number of questions over every secret of a tree that asks this question "
+            "first (the average per secret); the least one is the game's optimum. Class: the first questions "
+            "equivalent to it under the game's symmetries. [lower, upper]: proven bounds where the search "
+            "did not finish within the budget (the lower by search and lookahead, the upper a complete tree's "
+            "cost). One process on this project's machine: "
+            + "; ".join(notes)
+            + "."
+            + kept
+            + " Koyama and Lai (1993) proved 5625 the optimum of Mastermind 4x6, first question 1123 (0012 "
+            "here: colours are relabelled), and 5626 within five questions; their values for the other first "
+            "questions were not in the sources available to us (the partition sizes of the five first "
+            "questions, published by Serkan Gür, match ours: tests/tools/test_first_questions.py).",
+        )
     return 0
 
 

@@ -7,6 +7,7 @@ Two fixed trees are compared exactly (race arithmetic over every pair of secrets
 AI or the adaptive player is played out over N races with uniformly random secrets (a fixed seed), and its
 score (win 1, draw 1/2) is given with a 95% confidence interval. "first" = the row player asks first.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,15 @@ class AdaptivePlayer(Player):
         self.name, self.racer = "adaptive", AdaptiveRacer(walker)
 
     def move(self, ctx: dict) -> str:
-        return self.racer.choose(ctx["history"], ctx["cands"], ctx["their_history"], ctx["their_cands"],
-                                 ctx["they_won"], ctx["rule"], ctx["we_first"])
+        return self.racer.choose(
+            ctx["history"],
+            ctx["cands"],
+            ctx["their_history"],
+            ctx["their_cands"],
+            ctx["they_won"],
+            ctx["rule"],
+            ctx["we_first"],
+        )
 
 
 @numba.njit(cache=True)
@@ -99,7 +107,7 @@ class SeedPlayer(Player):
         self.n_classes = len(gt.answers)
         self.codes = gt.codes.astype(np.int64)
         self.weights = game.symbols ** np.arange(game.length - 1, -1, -1)
-        self.rank = np.full(game.symbols ** game.length, -1, dtype=np.int64)  # code as a number -> index
+        self.rank = np.full(game.symbols**game.length, -1, dtype=np.int64)  # code as a number -> index
         self.rank[self.codes @ self.weights] = np.arange(len(self.codes))
         self.answer_class = {game.format_answer(a): k for k, a in enumerate(gt.answers)}
         self.second: dict = {}
@@ -151,9 +159,15 @@ def play(game, first: Player, second: Player, secrets: tuple, rule: str, rng: ra
         found = [False, False]
         for side in (0, 1):
             other = 1 - side
-            ctx = {"history": hist[side], "cands": cands[side], "their_history": hist[other],
-                   "their_cands": cands[other], "they_won": rule == "tie" and side == 1 and found[0],
-                   "rule": rule, "we_first": side == 0}
+            ctx = {
+                "history": hist[side],
+                "cands": cands[side],
+                "their_history": hist[other],
+                "their_cands": cands[other],
+                "they_won": rule == "tie" and side == 1 and found[0],
+                "rule": rule,
+                "we_first": side == 0,
+            }
             guess = players[side].move(ctx)
             probe = game.read_code(guess)
             answer = feedback(secrets[other], probe)
@@ -199,8 +213,9 @@ def simulate(pool, i_a: int, i_b: int, rule: str, races: int, seed: int) -> tupl
     """A's mean score asking first over `races` races (in chunks over the pool), its 95% half-width, seconds."""
     start = time.perf_counter()
     chunk = max(1, races // 64)
-    futures = [pool.submit(_play_range, i_a, i_b, rule, seed, lo, min(races, lo + chunk))
-               for lo in range(0, races, chunk)]
+    futures = [
+        pool.submit(_play_range, i_a, i_b, rule, seed, lo, min(races, lo + chunk)) for lo in range(0, races, chunk)
+    ]
     scores = [s for f in futures for s in f.result()]
     mean = sum(scores) / races
     sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / max(1, races - 1))
@@ -223,7 +238,9 @@ def main() -> None:
     parser.add_argument("--game", default="bulls:3x10")
     parser.add_argument("--races", type=int, default=2000, help="races per simulated pairing and seat")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes playing races (default: every core)")
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count(), help="processes playing races (default: every core)"
+    )
     parser.add_argument("--write", action="store_true", help="save the league table in tools/results/")
     args = parser.parse_args()
     if args.races < 1 or args.jobs < 1:
@@ -238,7 +255,7 @@ def main() -> None:
     pool = ProcessPoolExecutor(args.jobs, initializer=_start_worker, initargs=(args.game,))
     rows = []
     for i, a in enumerate(players):
-        for j, b in enumerate(players[i + 1:], i + 1):
+        for j, b in enumerate(players[i + 1 :], i + 1):
             for rule in ("tie", "first"):
                 if a.name in depths and b.name in depths:
                     first = float(outcome(depths[a.name], depths[b.name], rule).score)
@@ -253,10 +270,14 @@ def main() -> None:
                 rows.append([a.name, b.name, rule, *cells])
     pool.shutdown()
     if args.write:
-        write_table(f"league-{stem}", f"Race league on {args.game} (tools/race_league.py)",
-                    ["player A", "player B", "rule", "A's score asking first", "A's score asking second"], rows,
-                    f"Score: win 1, draw 1/2. Simulated pairings: {args.races} races per seat, random secrets, "
-                    f"seed {args.seed}, 95% intervals.")
+        write_table(
+            f"league-{stem}",
+            f"Race league on {args.game} (tools/race_league.py)",
+            ["player A", "player B", "rule", "A's score asking first", "A's score asking second"],
+            rows,
+            f"Score: win 1, draw 1/2. Simulated pairings: {args.races} races per seat, random secrets, "
+            f"seed {args.seed}, 95% intervals.",
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ reported as such. The chain is written to build/race/; the tree of the chain who
 the others is highest is shipped as strategy/trees/race-GAME-strongest.json (the fixed point when there is one).
 The win rates of each tree against the others, under both rules, are printed (and saved with --write).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -43,8 +44,26 @@ def depths(path: Path) -> list[int]:
 
 def best_response(game: str, against: Path, out: Path) -> tuple[Fraction, float]:
     start = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "strategy", "solve", "--game", game, "--objective", "win", "--against",
-                        str(against), "--quiet", "-o", str(out)], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "strategy",
+            "solve",
+            "--game",
+            game,
+            "--objective",
+            "win",
+            "--against",
+            str(against),
+            "--quiet",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     if r.returncode:
         raise SystemExit(f"{game}: best response to {against.name} failed: {r.stderr.strip()}")
     score = Fraction(orjson.loads(out.read_bytes())["generator"]["proven"]["score"])
@@ -79,9 +98,13 @@ def main() -> None:
     for game in args.games:
         trees, verdict = chain(game)
         print(f"{game}: {verdict}")
-        strongest = max(trees, key=lambda a: (min((outcome(depths(a), depths(b), "tie").score
-                                                   for b in trees if b != a), default=Fraction(1, 2)),
-                                              trees.index(a)))
+        strongest = max(
+            trees,
+            key=lambda a: (
+                min((outcome(depths(a), depths(b), "tie").score for b in trees if b != a), default=Fraction(1, 2)),
+                trees.index(a),
+            ),
+        )
         shipped = ROOT / "strategy" / "trees" / f"race-{stem(game)}-strongest.json"
         write_atomic(shipped, strongest.read_bytes())
         write_manifest(shipped.parent)  # the player trusts a shipped tree only with its digest there
@@ -94,14 +117,32 @@ def main() -> None:
                 tie = outcome(depths(a), depths(b), "tie")
                 first = outcome(depths(a), depths(b), "first")
                 second = outcome(depths(b), depths(a), "first")
-                rows.append([a.name, b.name, f"{float(tie.a_wins):.4f} / {float(tie.draw):.4f} / {float(tie.b_wins):.4f}",
-                             f"{float(tie.score):.4f}", f"{float(first.a_wins):.4f}", f"{float(second.b_wins):.4f}"])
+                rows.append(
+                    [
+                        a.name,
+                        b.name,
+                        f"{float(tie.a_wins):.4f} / {float(tie.draw):.4f} / {float(tie.b_wins):.4f}",
+                        f"{float(tie.score):.4f}",
+                        f"{float(first.a_wins):.4f}",
+                        f"{float(second.b_wins):.4f}",
+                    ]
+                )
                 print(f"  {a.name:40} vs {b.name:40} tie score {float(tie.score):.4f}")
         if args.write:
-            write_table(f"race-{stem(game)}", f"Race strategies for {game} (tools/race_strongest.py)",
-                        ["tree A", "tree B", "rule tie: A wins / draw / B wins", "A's score (tie)",
-                         "rule first: A wins asking first", "A wins asking second"], rows,
-                        f"{verdict}. Scores: win 1, draw 1/2, exact over every pair of secrets.")
+            write_table(
+                f"race-{stem(game)}",
+                f"Race strategies for {game} (tools/race_strongest.py)",
+                [
+                    "tree A",
+                    "tree B",
+                    "rule tie: A wins / draw / B wins",
+                    "A's score (tie)",
+                    "rule first: A wins asking first",
+                    "A wins asking second",
+                ],
+                rows,
+                f"{verdict}. Scores: win 1, draw 1/2, exact over every pair of secrets.",
+            )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ A block sits between `<!-- begin NAME -->` and `<!-- end NAME -->` in README.md 
 exits 1 (and names the file and block) when a page differs from what this script writes; the test suite runs it,
 so a number typed into a generated block by hand fails CI.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,11 +66,15 @@ def documents() -> list[Path]:
 
 # -- the shipped trees -------------------------------------------------------------------------------------------
 
+
 @functools.cache
 def shipped_trees() -> tuple[tuple[str, tree_io.TreeDoc, Stats], ...]:
     """Every tree in strategy/trees/ but the race trees, verified over every secret: (file name, tree, stats)."""
-    paths = sorted(p for p in (ROOT / "strategy" / "trees").iterdir() if p.name.endswith((".json", ".json.gz"))
-                   and not p.name.startswith("race-"))
+    paths = sorted(
+        p
+        for p in (ROOT / "strategy" / "trees").iterdir()
+        if p.name.endswith((".json", ".json.gz")) and not p.name.startswith("race-")
+    )
     return tuple((p.name, *verify_file(p)) for p in paths)
 
 
@@ -94,8 +99,10 @@ def result_order(item: tuple[str, tree_io.TreeDoc, Stats]) -> tuple:
 
 def block_results() -> str:
     """Every shipped proven tree but the race trees: its proven figures, measured again by walking every secret."""
-    rows = ["| game | codes | objective | proven | average | worst | questions 1, 2, 3, ... | published | tree | solve time |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| game | codes | objective | proven | average | worst | questions 1, 2, 3, ... | published | tree | solve time |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, doc, stats in sorted(proven_trees(), key=result_order):
         run = doc.generator.get("run", {})
         proven = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in doc.generator.get("proven", {}).items())
@@ -106,12 +113,16 @@ def block_results() -> str:
             seconds += f"; {', '.join(run['settled_by_a_given_tree'])} settled by a given tree"
         every = doc.generator.get("frontier")
         if every:  # a frontier proof over several runs (the engine may have changed between them)
-            seconds += (f"; every run: {every['wall_seconds'] / 3600:.1f} h wall, "
-                        f"{every['worker_seconds'] / 3600:.1f} h of worker time")
+            seconds += (
+                f"; every run: {every['wall_seconds'] / 3600:.1f} h wall, "
+                f"{every['worker_seconds'] / 3600:.1f} h of worker time"
+            )
         key = published_key(doc.game.spec, doc.objective, doc.generator.get("consistent_only"))
-        rows.append(f"| {doc.game.spec} | {doc.game.count()} | {objective_label(doc)} | {proven} | {stats.average:.4f} | "
-                    f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | {PUBLISHED.get(key, 'none found')} | "
-                    f"`{name}` | {seconds} |")
+        rows.append(
+            f"| {doc.game.spec} | {doc.game.count()} | {objective_label(doc)} | {proven} | {stats.average:.4f} | "
+            f"{stats.worst} | {', '.join(map(str, stats.depth_counts[1:]))} | {PUBLISHED.get(key, 'none found')} | "
+            f"`{name}` | {seconds} |"
+        )
     return "\n".join(rows)
 
 
@@ -126,8 +137,14 @@ def block_solved() -> str:
         any_probe = [(doc, stats) for _, doc, stats in items if not doc.generator.get("consistent_only")]
         total = next((stats for doc, stats in any_probe if doc.objective == "total"), None)
         partial = next(((doc, stats) for doc, stats in any_probe if doc.objective == "partial"), None)
-        worst = next((stats.worst for doc, stats in any_probe  # measured: the walk of the tree that proves it least
-                      if doc.objective in ("worst", "worst-then-fewest")), None)
+        worst = next(
+            (
+                stats.worst
+                for doc, stats in any_probe  # measured: the walk of the tree that proves it least
+                if doc.objective in ("worst", "worst-then-fewest")
+            ),
+            None,
+        )
         if total is not None:
             least = f"**{total.total}** ({total.average:.4f})"
         elif partial is not None:
@@ -136,8 +153,10 @@ def block_solved() -> str:
         else:
             least = "not solved"
         count = items[0][1].game.count()
-        rows.append(f"| {spec} | {count:,} | {least} | {worst if worst is not None else '-'} | "
-                    f"{PUBLISHED.get((spec, 'total'), 'none found')} |")
+        rows.append(
+            f"| {spec} | {count:,} | {least} | {worst if worst is not None else '-'} | "
+            f"{PUBLISHED.get((spec, 'total'), 'none found')} |"
+        )
     return "\n".join(rows)
 
 
@@ -146,14 +165,16 @@ def block_format_example() -> str:
     stats = orjson.dumps(doc.stats).decode().replace(",", ", ").replace(":", ": ")
     first = doc.root["guess"]
     answer, child = next(iter(doc.root["next"].items()))
-    return ("```json\n"
-            '{"format": "strategy-tree", "version": 1,\n'
-            ' "game": {"name": "bulls", "length": 4, "symbols": 10, "leading_zero": true},\n'
-            ' "objective": "total",\n'
-            ' "generator": {"tool": "strategy 0.1.0", "...": "free-form"},\n'
-            f' "stats": {stats},\n'
-            f' "tree": {{"guess": "{first}", "next": {{"{answer}": {{"guess": "{child["guess"]}", "next": {{"...": "..."}}}}, "...": "..."}}}}}}\n'
-            "```")
+    return (
+        "```json\n"
+        '{"format": "strategy-tree", "version": 1,\n'
+        ' "game": {"name": "bulls", "length": 4, "symbols": 10, "leading_zero": true},\n'
+        ' "objective": "total",\n'
+        ' "generator": {"tool": "strategy 0.1.0", "...": "free-form"},\n'
+        f' "stats": {stats},\n'
+        f' "tree": {{"guess": "{first}", "next": {{"{answer}": {{"guess": "{child["guess"]}", "next": {{"...": "..."}}}}, "...": "..."}}}}}}\n'
+        "```"
+    )
 
 
 # -- the game and its limits -------------------------------------------------------------------------------------
@@ -182,20 +203,28 @@ def block_games() -> str:
 
 
 def block_limits() -> str:
-    return (f"| what | limit |\n|---|---|\n"
-            f"| codes of a game played without a tree file (`play --game G`: offence, auto, defence, race, "
-            f"protocol, `--all --sample N`) | {MAX_LIVE_CODES:,} |\n"
-            f"| codes of a game for every other command and mode (tree files, verify, build, export) "
-            f"| {MAX_CODES:,} |\n"
-            f"| codes of a game for the exact search and noisy mode (they keep the N×N answer table) | {MAX_TABLE_CODES:,} |\n"
-            f"| size of a tree file read (also once unpacked from gzip) | {MAX_READ_BYTES // 2**20} MB |")
+    return (
+        f"| what | limit |\n|---|---|\n"
+        f"| codes of a game played without a tree file (`play --game G`: offence, auto, defence, race, "
+        f"protocol, `--all --sample N`) | {MAX_LIVE_CODES:,} |\n"
+        f"| codes of a game for every other command and mode (tree files, verify, build, export) "
+        f"| {MAX_CODES:,} |\n"
+        f"| codes of a game for the exact search and noisy mode (they keep the N×N answer table) | {MAX_TABLE_CODES:,} |\n"
+        f"| size of a tree file read (also once unpacked from gzip) | {MAX_READ_BYTES // 2**20} MB |"
+    )
 
 
 # -- sessions run for real ---------------------------------------------------------------------------------------
 
+
 def _run(*args: str) -> str:
-    r = subprocess.run([sys.executable, "-m", "strategy", *args], capture_output=True, text=True, cwd=ROOT,
-                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-m", "strategy", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     if r.returncode:
         raise SystemExit(f"strategy {' '.join(args)} failed: {r.stderr}")
     return r.stdout + r.stderr
@@ -203,8 +232,14 @@ def _run(*args: str) -> str:
 
 def block_example_session() -> str:
     tree = "mastermind:4x6"
-    out = ["```", f"$ strategy stats {tree}", _run("stats", tree).rstrip(),
-           f"$ strategy play {tree} --secret 3321", _run("play", tree, "--secret", "3321").rstrip(), "```"]
+    out = [
+        "```",
+        f"$ strategy stats {tree}",
+        _run("stats", tree).rstrip(),
+        f"$ strategy play {tree} --secret 3321",
+        _run("play", tree, "--secret", "3321").rstrip(),
+        "```",
+    ]
     return "\n".join(out)
 
 
@@ -247,6 +282,7 @@ def block_protocol_session() -> str:
 
 
 # -- the schemas ----------------------------------------------------------------------------------------------------
+
 
 def schema_path(name: str) -> Path:
     """A JSON Schema shipped in the package, wherever the layout puts it."""
@@ -302,8 +338,10 @@ def block_protocol_events() -> str:
     """Every event of the play protocol, in the schema's order, with its fields' types as the schema states them."""
     path = schema_path("protocol.schema.json")
     schema = orjson.loads(path.read_bytes())
-    out = [f"From `{path.relative_to(ROOT)}` ({schema['$id']}). Every field listed is always present unless marked "
-           "optional; no other field appears. A `code` is one of the [codes](#codes) below."]
+    out = [
+        f"From `{path.relative_to(ROOT)}` ({schema['$id']}). Every field listed is always present unless marked "
+        "optional; no other field appears. A `code` is one of the [codes](#codes) below."
+    ]
     for ref in schema["oneOf"]:
         name = ref["$ref"].rsplit("/", 1)[1]
         event = schema["$defs"][name]
@@ -340,7 +378,9 @@ EXIT_MEANINGS = {  # the player's exit statuses (strategy.protocol, their one ho
 
 def block_protocol_exits() -> str:
     """The `exit` values the schema allows for the `end` event, named by the player's own constants."""
-    allowed = orjson.loads(schema_path("protocol.schema.json").read_bytes())["$defs"]["end"]["properties"]["exit"]["enum"]
+    allowed = orjson.loads(schema_path("protocol.schema.json").read_bytes())["$defs"]["end"]["properties"]["exit"][
+        "enum"
+    ]
     names = {getattr(protocol, name): name for name in EXIT_MEANINGS}
     missing = [code for code in allowed if code not in names]
     if missing or len(names) != len(EXIT_MEANINGS) or set(names) != set(allowed):
@@ -352,6 +392,7 @@ def block_protocol_exits() -> str:
 
 # -- the command-line reference ---------------------------------------------------------------------------------
 
+
 def invocation(action: argparse.Action) -> str:
     """How an argument is written: `--levels K`, `-o, --output FILE`, `--rule {tie,first}`, `TREE`."""
     if not action.option_strings:
@@ -359,7 +400,9 @@ def invocation(action: argparse.Action) -> str:
         return f"[{name}]" if action.nargs == "?" else name
     if action.nargs == 0:
         return ", ".join(action.option_strings)
-    value = action.metavar or ("{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper())
+    value = action.metavar or (
+        "{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper()
+    )
     return ", ".join(action.option_strings) + f" {value}"
 
 
@@ -380,8 +423,18 @@ def command_reference(parser: argparse.ArgumentParser) -> list[str]:
     """One command: its description, usage line as argparse prints it, and a table of its arguments."""
     with mock.patch.dict(os.environ, {"COLUMNS": "100"}):  # argparse wraps the usage at the terminal's width
         usage = parser.format_usage().strip()
-    out = [f"### {parser.prog}", "", cell(parser.description or ""), "", "```text", usage, "```", "",
-           "| argument | meaning |", "|---|---|"]
+    out = [
+        f"### {parser.prog}",
+        "",
+        cell(parser.description or ""),
+        "",
+        "```text",
+        usage,
+        "```",
+        "",
+        "| argument | meaning |",
+        "|---|---|",
+    ]
     exclusive = {id(a) for group in parser._mutually_exclusive_groups for a in group._group_actions}
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):
@@ -393,8 +446,11 @@ def command_reference(parser: argparse.ArgumentParser) -> list[str]:
             notes.append("not with the others of its group")
         if action.choices and action.metavar:
             notes.append("one of " + ", ".join(f"`{c}`" for c in action.choices))
-        if (action.default not in (None, False, [], argparse.SUPPRESS) and action.nargs != 0
-                and "default" not in (action.help or "")):
+        if (
+            action.default not in (None, False, [], argparse.SUPPRESS)
+            and action.nargs != 0
+            and "default" not in (action.help or "")
+        ):
             notes.append(f"default `{action.default}`")
         if isinstance(action, argparse._AppendAction) and "repeatable" not in (action.help or ""):
             notes.append("repeatable")
@@ -419,6 +475,7 @@ def block_cli() -> str:
 
 # -- layout -------------------------------------------------------------------------------------------------------
 
+
 def first_line(path: Path) -> str:
     """The first line of a Python file's module docstring."""
     import ast
@@ -429,8 +486,11 @@ def first_line(path: Path) -> str:
 
 def block_layout() -> str:
     """Every module of the package, script of tools/ and test file, with the first paragraph of its docstring."""
-    paths = [*sorted((ROOT / "strategy").rglob("*.py")), *sorted((ROOT / "tools").glob("*.py")),
-             *sorted((ROOT / "tests").rglob("test_*.py"))]
+    paths = [
+        *sorted((ROOT / "strategy").rglob("*.py")),
+        *sorted((ROOT / "tools").glob("*.py")),
+        *sorted((ROOT / "tests").rglob("test_*.py")),
+    ]
     rows = ["| file | what it is |", "|---|---|"]
     rows += [f"| `{p.relative_to(ROOT)}` | {first_line(p)} |" for p in paths if p.name != "__main__.py"]
     data = sorted(p for p in (ROOT / "strategy").rglob("*.*") if p.suffix in (".json", ".html"))
@@ -439,6 +499,7 @@ def block_layout() -> str:
 
 
 # -- result tables the tools write ---------------------------------------------------------------------------------
+
 
 def result_tables(prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> str:
     """Tables written by the tools (tools/results/*.md) whose names start with a prefix, in name order."""
@@ -529,7 +590,9 @@ def out_of_date() -> list[str]:
 
 def main() -> int:
     parser = Parser(description=__doc__.split("\n\n")[0].replace("\n", " "))
-    parser.add_argument("--check", action="store_true", help="only check that every block is up to date (exit 1 if not)")
+    parser.add_argument(
+        "--check", action="store_true", help="only check that every block is up to date (exit 1 if not)"
+    )
     args = parser.parse_args()
     if unused := unused_blocks():
         print(f"blocks no page uses: {', '.join(unused)}")

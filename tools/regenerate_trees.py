@@ -51,6 +51,7 @@ tools/simulate_scaling.py measures on the logged tasks of the latest runs (an ho
 The folders the tool reads and writes are a `Paths` (the checkout's by default), held with the frontier's solves by
 a `Regenerator`, whose methods are the steps: the tests give them temporary folders.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -103,8 +104,16 @@ CORE = {
     "mastermind-4x6-total": ["--game", "mastermind:4x6"],
     "mastermind-4x6-total-within-5": ["--game", "mastermind:4x6", "--max-depth", "5"],
 }
-FRONTIER_GAMES = ["mastermind:4x8", "mastermind:5x5", "mastermind:4x9", "bulls:5x8", "bulls:5x9", "mastermind:5x6",
-                  "bulls:4x10:nz", "mastermind:5x7"]
+FRONTIER_GAMES = [
+    "mastermind:4x8",
+    "mastermind:5x5",
+    "mastermind:4x9",
+    "bulls:5x8",
+    "bulls:5x9",
+    "mastermind:5x6",
+    "bulls:4x10:nz",
+    "mastermind:5x7",
+]
 FRONTIER_OBJECTIVES = {
     "total": [],
     "worst": ["--objective", "worst"],  # the minimum worst case, then the minimum total within it
@@ -134,7 +143,9 @@ class Paths:
     @classmethod
     def under(cls, root: Path) -> Paths:
         """The folders of a checkout at `root` (or of any folder laid out like one)."""
-        return cls(root / "strategy" / "trees", root / "stores", root / "build" / "partial", root / "trees" / "progress")
+        return cls(
+            root / "strategy" / "trees", root / "stores", root / "build" / "partial", root / "trees" / "progress"
+        )
 
 
 CHECKOUT = Paths.under(ROOT)
@@ -187,8 +198,10 @@ def unpacked(chunks: list[Path], folder: Path) -> list[Path]:
         try:
             data = lzma.decompress(chunk.read_bytes())
         except lzma.LZMAError as e:
-            raise SystemExit(f"{os.path.relpath(chunk, ROOT)} is damaged ({e}): delete the store's files in "
-                             f"{os.path.relpath(chunk.parent, ROOT)} to start it afresh") from None
+            raise SystemExit(
+                f"{os.path.relpath(chunk, ROOT)} is damaged ({e}): delete the store's files in "
+                f"{os.path.relpath(chunk.parent, ROOT)} to start it afresh"
+            ) from None
         out.append(folder / f"{i}.db")
         out[-1].write_bytes(data)
     return out
@@ -198,7 +211,8 @@ def exactly(exact_below: int | None, stored: int | None = None) -> str:
     """How a lookahead bound treated small sets, and how many exact results of its store it read, for the table
     and the log."""
     return (f" and exact search below {exact_below} secrets" if exact_below else "") + (
-        f" and the {stored} exact results of its store" if stored else "")
+        f" and the {stored} exact results of its store" if stored else ""
+    )
 
 
 def bound_options(bound_of: str) -> list[str]:
@@ -241,7 +255,9 @@ def last_run_hours(record: dict) -> float | None:
     gained = run["settled_after"] - run["settled_before"]
     if gained <= 0:
         return float("inf")
-    return (1 - run["settled_after"]) * run["worker_seconds"] / gained / (record["workers"] * record["efficiency"]) / 3600
+    return (
+        (1 - run["settled_after"]) * run["worker_seconds"] / gained / (record["workers"] * record["efficiency"]) / 3600
+    )
 
 
 def projection(record: dict, progress: float) -> str:
@@ -277,8 +293,10 @@ def best_found(stats, bound_of: str, generator: dict) -> str:
     if generator.get("pilots"):  # merged node by node with the pilot's trees: some of its nodes are theirs
         below += f", upper levels partly by the entropy pilot ({generator['pilots'][-1]['width']})"
     if bound_of.startswith("fewest-at-"):
-        return (f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, "
-                f"average {stats.average:.4f}){below}")
+        return (
+            f"{at_depth(stats, bound_of)} at {bound_of.removeprefix('fewest-at-')} (total {stats.total}, "
+            f"average {stats.average:.4f}){below}"
+        )
     return f"{stats.total} ({stats.average:.4f}), worst {stats.worst}{below}"
 
 
@@ -317,9 +335,17 @@ class Regenerator:
         kinds = ["consistent-total"] if consistent else list(FRONTIER_OBJECTIVES)
         paths = [self.shipped_path(f"{stem}-{kind}") for kind in kinds if f"{stem}-{kind}" != name]
         paths += [self.best_found_path(f"{stem}-{kind}") for kind in kinds]
-        options = [option for path in paths if path and path.exists() for option in ("--incumbent", str(path), "--trust", str(path))]
-        return options + [option for path in ([] if consistent else (given or {}).get(game, []))
-                          for option in ("--incumbent", str(path))]
+        options = [
+            option
+            for path in paths
+            if path and path.exists()
+            for option in ("--incumbent", str(path), "--trust", str(path))
+        ]
+        return options + [
+            option
+            for path in ([] if consistent else (given or {}).get(game, []))
+            for option in ("--incumbent", str(path))
+        ]
 
     def sharing(self, store: Path) -> list[str]:
         """The frontier solves that keep their results, or their best trees' endgames, in this store."""
@@ -333,7 +359,10 @@ class Regenerator:
         base = progress / f"{store.stem}.db.xz"
         if not base.exists():
             return []
-        later = (re.fullmatch(rf"{re.escape(store.stem)}\.(\d+)\.db\.xz", p.name) for p in progress.glob(f"{store.stem}.*.db.xz"))
+        later = (
+            re.fullmatch(rf"{re.escape(store.stem)}\.(\d+)\.db\.xz", p.name)
+            for p in progress.glob(f"{store.stem}.*.db.xz")
+        )
         return [base] + [progress / m.group(0) for m in sorted((m for m in later if m), key=lambda m: int(m.group(1)))]
 
     def restore(self, store: Path | None) -> None:
@@ -379,7 +408,10 @@ class Regenerator:
         if len(chunks) > 1 and chunks[-1].stat().st_size < self.chunk_bytes:
             target, before = chunks[-1], chunks[:-1]
         else:
-            target, before = progress / (f"{store.stem}.{len(chunks) + 1}.db.xz" if chunks else f"{store.stem}.db.xz"), chunks
+            target, before = (
+                progress / (f"{store.stem}.{len(chunks) + 1}.db.xz" if chunks else f"{store.stem}.db.xz"),
+                chunks,
+            )
         stores.mkdir(parents=True, exist_ok=True)  # its scratch files go there (a clone has no stores/ until a solve)
         part = stores / f"{store.stem}.compact.db"
         with tempfile.TemporaryDirectory(dir=stores) as folder:
@@ -390,8 +422,13 @@ class Regenerator:
         if kept:
             write_atomic(target, lzma.compress(part.read_bytes(), preset=9))
         part.unlink()
-        print(f"  shipped {kept} results of {store.name}" + (f" as {os.path.relpath(target, ROOT)} "
-              f"({target.stat().st_size / 1e6:.1f} MB)" if kept else " (none new)"), flush=True)
+        print(
+            f"  shipped {kept} results of {store.name}"
+            + (
+                f" as {os.path.relpath(target, ROOT)} ({target.stat().st_size / 1e6:.1f} MB)" if kept else " (none new)"
+            ),
+            flush=True,
+        )
 
     def improve(self, name: str, store: Path | None, below: int, budget: float | None) -> None:
         """Exact endgames below `below` secrets for an unfinished solve's best tree found (its record kept), for at
@@ -409,18 +446,39 @@ class Regenerator:
         self.restore(store)
         print(f"{name}: exact endgames below {below} secrets", flush=True)
         try:
-            subprocess.run([sys.executable, "-m", "strategy", "improve", str(path), "--exact-below", str(below),
-                            "--objective", "worst-then-fewest" if fewest else "total",
-                            *(["--budget", str(budget)] if budget else []), *(["--store", str(store)] if store else []),
-                            "-o", str(part)], check=True, cwd=ROOT)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "strategy",
+                    "improve",
+                    str(path),
+                    "--exact-below",
+                    str(below),
+                    "--objective",
+                    "worst-then-fewest" if fewest else "total",
+                    *(["--budget", str(budget)] if budget else []),
+                    *(["--store", str(store)] if store else []),
+                    "-o",
+                    str(part),
+                ],
+                check=True,
+                cwd=ROOT,
+            )
             record, last = tree_io.load(part).generator["exact_endgame"], before.get("exact_endgame")
-            further = last is None or record["below"] > last["below"] or (
-                record["below"] == last["below"] and record["unfinished"] < last["unfinished"])
+            further = (
+                last is None
+                or record["below"] > last["below"]
+                or (record["below"] == last["below"] and record["unfinished"] < last["unfinished"])
+            )
             if record["saved"] or further:
                 os.replace(part, path)
             else:
-                print(f"{name}: nothing saved ({record['unfinished']} of {record['subtrees']} endgames not finished); "
-                      "the tree is kept as it was", flush=True)
+                print(
+                    f"{name}: nothing saved ({record['unfinished']} of {record['subtrees']} endgames not finished); "
+                    "the tree is kept as it was",
+                    flush=True,
+                )
             self.ship(store)
         except subprocess.CalledProcessError as e:
             raise SystemExit(f"improving {name} failed (exit {e.returncode})") from None
@@ -438,36 +496,81 @@ class Regenerator:
             return
         doc = tree_io.load(path)
         if doc.generator.get("bound_of") != "total":
-            print(f"{name}: the pilot builds least-total trees, and this one is bounded on its "
-                  f"{doc.generator.get('bound_of')} stage", flush=True)
+            print(
+                f"{name}: the pilot builds least-total trees, and this one is bounded on its "
+                f"{doc.generator.get('bound_of')} stage",
+                flush=True,
+            )
             return
         below = doc.generator.get("exact_endgame", {}).get("below")
         built, piloted = (path.with_name(f"{path.name}.{step}.json.gz") for step in ("pilot", "piloted"))
         self.paths.stores.mkdir(exist_ok=True)
         self.restore(store)
-        print(f"{name}: the entropy pilot ({width})" + (f", exact endgames below {below} secrets" if below else ""),
-              flush=True)
+        print(
+            f"{name}: the entropy pilot ({width})" + (f", exact endgames below {below} secrets" if below else ""),
+            flush=True,
+        )
         start = time.perf_counter()
         try:
-            subprocess.run([sys.executable, "-m", "strategy", "build", "--game", doc.game.spec, "--strategy", "entropy",
-                            "--pilot", str(width), *(["--consistent-only"] if doc.generator.get("consistent_only") else []),
-                            "-o", str(built)], check=True, cwd=ROOT)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "strategy",
+                    "build",
+                    "--game",
+                    doc.game.spec,
+                    "--strategy",
+                    "entropy",
+                    "--pilot",
+                    str(width),
+                    *(["--consistent-only"] if doc.generator.get("consistent_only") else []),
+                    "-o",
+                    str(built),
+                ],
+                check=True,
+                cwd=ROOT,
+            )
             record = tree_io.load(built).generator["pilot"]
             if below:
-                subprocess.run([sys.executable, "-m", "strategy", "improve", str(built), "--exact-below", str(below),
-                                "--objective", "total", *(["--budget", str(budget)] if budget else []),
-                                *(["--store", str(store)] if store else []), "-o", str(piloted)], check=True, cwd=ROOT)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "strategy",
+                        "improve",
+                        str(built),
+                        "--exact-below",
+                        str(below),
+                        "--objective",
+                        "total",
+                        *(["--budget", str(budget)] if budget else []),
+                        *(["--store", str(store)] if store else []),
+                        "-o",
+                        str(piloted),
+                    ],
+                    check=True,
+                    cwd=ROOT,
+                )
             else:
                 os.replace(built, piloted)
             tree = tree_io.load(piloted)
             old = verify(doc).total
             gt = game_table(doc.game)
-            value, merged = merged_tree(gt, objectives.total().array(gt.size), np.arange(gt.size, dtype=np.int32), 0,
-                                        [doc.root, tree.root])
-            record = {"strategy": "entropy", **record, "total": verify(tree).total,
-                      "seconds": round(time.perf_counter() - start, 1)}
+            value, merged = merged_tree(
+                gt, objectives.total().array(gt.size), np.arange(gt.size, dtype=np.int32), 0, [doc.root, tree.root]
+            )
+            record = {
+                "strategy": "entropy",
+                **record,
+                "total": verify(tree).total,
+                "seconds": round(time.perf_counter() - start, 1),
+            }
             if value >= old:
-                print(f"{name}: the pilot's tree ({record['total']}) does not improve the best tree found ({old})", flush=True)
+                print(
+                    f"{name}: the pilot's tree ({record['total']}) does not improve the best tree found ({old})",
+                    flush=True,
+                )
                 return
             generator = {key: item for key, item in doc.generator.items() if key != "exact_endgame"}
             generator["pilots"] = [*generator.get("pilots", []), record]
@@ -503,11 +606,17 @@ class Regenerator:
             with contextlib.closing(Store(store, doc.game, bool(generator.get("consistent_only")))) as opened:
                 stored = opened.count(exact=True)
         elif store is not None:
-            store.parent.mkdir(parents=True, exist_ok=True)  # the bound starts it: what it searches is kept for the next run
-        args = ["--game", doc.game.spec, *bound_options(generator["bound_of"]),
-                *(["--consistent-only"] if generator.get("consistent_only") else []),
-                *(["--exact-below", str(exact_below)] if exact_below else []),
-                *(["--store", str(store)] if store is not None else [])]
+            store.parent.mkdir(
+                parents=True, exist_ok=True
+            )  # the bound starts it: what it searches is kept for the next run
+        args = [
+            "--game",
+            doc.game.spec,
+            *bound_options(generator["bound_of"]),
+            *(["--consistent-only"] if generator.get("consistent_only") else []),
+            *(["--exact-below", str(exact_below)] if exact_below else []),
+            *(["--store", str(store)] if store is not None else []),
+        ]
         unfinished = generator.setdefault("lookahead_unfinished", {})
         start, found, stopped = time.perf_counter(), None, False
         for k in range(1, levels + 1):
@@ -517,8 +626,13 @@ class Regenerator:
             setting = f"{k} levels, exact below {exact_below or 0}"
             earlier = unfinished.pop(setting, {"seconds": 0.0, "store_exact_results": stored})
             begun, cut = time.perf_counter(), False
-            with subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as run:
+            with subprocess.Popen(
+                [sys.executable, "-m", "strategy", "bound", *args, "--levels", str(k), "--json"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            ) as run:
                 try:
                     out, err = run.communicate(timeout=left)
                 except subprocess.TimeoutExpired:  # SIGTERM (a bound run in the background ignores SIGINT): it
@@ -539,31 +653,56 @@ class Regenerator:
             result = orjson.loads(out) if not run.returncode else {}
             if not result.get("feasible"):  # a tree meets the stage: never infeasible
                 raise SystemExit(f"{name}: strategy bound failed: {(err.strip().splitlines() or ['?'])[-1]}")
-            found = {**result, "seconds": round(earlier["seconds"] + result["seconds"], 1),
-                     "store_exact_results": earlier["store_exact_results"]}
-        self.ship(store)  # what the bound searched, finished or not: the next run, here or on another machine, reads it back
+            found = {
+                **result,
+                "seconds": round(earlier["seconds"] + result["seconds"], 1),
+                "store_exact_results": earlier["store_exact_results"],
+            }
+        self.ship(
+            store
+        )  # what the bound searched, finished or not: the next run, here or on another machine, reads it back
         if not unfinished:
             generator.pop("lookahead_unfinished")
         if found is None:
             tree_io.save(doc, path)
-            print(f"{name}: " + ("interrupted; run again to resume" if stopped else
-                                 f"no lookahead level finished within {budget:.0f} s"), flush=True)
+            print(
+                f"{name}: "
+                + (
+                    "interrupted; run again to resume"
+                    if stopped
+                    else f"no lookahead level finished within {budget:.0f} s"
+                ),
+                flush=True,
+            )
             return stopped
         before, stored = generator["lower_bound"], found["store_exact_results"]
         # an earlier one may be higher (deeper), or as high with the time it took (a run again reads it from the store)
         if found["lower_bound"] > generator.get("lookahead", {}).get("bound", 0):
-            generator["lookahead"] = {"levels": found["levels"], "bound": found["lower_bound"], "seconds": found["seconds"],
-                                      **({"exact_below": exact_below} if exact_below else {}),
-                                      **({"store_exact_results": stored} if stored else {})}
+            generator["lookahead"] = {
+                "levels": found["levels"],
+                "bound": found["lower_bound"],
+                "seconds": found["seconds"],
+                **({"exact_below": exact_below} if exact_below else {}),
+                **({"store_exact_results": stored} if stored else {}),
+            }
         generator["lower_bound"] = max(before, found["lower_bound"])
         tree_io.save(doc, path)
-        print(f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead{exactly(exact_below, stored)} in "
-              f"{found['seconds']} s (the search's bound: {before})" + ("; interrupted at the next level" if stopped else ""),
-              flush=True)
+        print(
+            f"{name}: {found['lower_bound']} by {found['levels']} levels of lookahead{exactly(exact_below, stored)} in "
+            f"{found['seconds']} s (the search's bound: {before})"
+            + ("; interrupted at the next level" if stopped else ""),
+            flush=True,
+        )
         return stopped
 
-    def solve(self, name: str, args: list[str], where: list[str], budget: float | None,
-              given: dict[str, list[Path]] | None = None) -> bool:
+    def solve(
+        self,
+        name: str,
+        args: list[str],
+        where: list[str],
+        budget: float | None,
+        given: dict[str, list[Path]] | None = None,
+    ) -> bool:
         """Run one solve (also given the trees `given` for its game); an interrupted one ships its best tree found
         and its store. True when Ctrl-C stopped it."""
         stores, partial = self.paths.stores, self.paths.partial / f"{name}.json.gz"
@@ -582,8 +721,20 @@ class Regenerator:
         out = self.paths.trees / f"{name}.json"
         start = time.perf_counter()
         wall_start = time.time()
-        command = [sys.executable, "-m", "strategy", "solve", *args, *where, "--quiet", "-o", str(out),
-                   "--partial", str(partial), *self.incumbents(name, args, given)]
+        command = [
+            sys.executable,
+            "-m",
+            "strategy",
+            "solve",
+            *args,
+            *where,
+            "--quiet",
+            "-o",
+            str(out),
+            "--partial",
+            str(partial),
+            *self.incumbents(name, args, given),
+        ]
         stopped = False
         with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
             try:
@@ -605,8 +756,11 @@ class Regenerator:
         # a solve stopped by an error it survives (a lost Dask scheduler, a full disk) writes its partial tree too
         written = partial.exists() and partial.stat().st_mtime >= wall_start
         if interrupted or (process.returncode and written):
-            print(f"{name}: {'interrupted' if interrupted else 'stopped'} after {time.perf_counter() - start:.0f} s; "
-                  "run again to resume", flush=True)
+            print(
+                f"{name}: {'interrupted' if interrupted else 'stopped'} after {time.perf_counter() - start:.0f} s; "
+                "run again to resume",
+                flush=True,
+            )
             for line in err.strip().splitlines():
                 print(f"  {line}", flush=True)
             # a frontier solve (the core trees have no store) ships its best tree found with its bound and time record,
@@ -615,17 +769,26 @@ class Regenerator:
                 doc = tree_io.load(partial)
                 verify(doc)
                 earlier = found.get("lookahead")  # a lookahead bound the search has not passed keeps its record
-                if earlier and found.get("bound_of") == doc.generator["bound_of"] \
-                        and earlier["bound"] >= doc.generator["lower_bound"]:
+                if (
+                    earlier
+                    and found.get("bound_of") == doc.generator["bound_of"]
+                    and earlier["bound"] >= doc.generator["lower_bound"]
+                ):
                     doc.generator["lookahead"] = earlier
                 if earlier_best is not None and earlier_best.root == doc.root:  # the same tree: its endgames and pilots
                     doc.generator.update({key: found[key] for key in ("exact_endgame", "pilots") if key in found})
                 work, efficiency, last = self.task_record(name)
-                doc.generator["frontier"] = {"wall_seconds": round(float(spent.read_text()), 1),
-                                             "worker_seconds": round(work, 1), "efficiency": round(efficiency, 4),
-                                             "workers": PROJECTED_WORKERS,
-                                             "last_run": {"worker_seconds": round(last, 1), "settled_before": before,
-                                                          "settled_after": doc.generator["progress"]}}
+                doc.generator["frontier"] = {
+                    "wall_seconds": round(float(spent.read_text()), 1),
+                    "worker_seconds": round(work, 1),
+                    "efficiency": round(efficiency, 4),
+                    "workers": PROJECTED_WORKERS,
+                    "last_run": {
+                        "worker_seconds": round(last, 1),
+                        "settled_before": before,
+                        "settled_after": doc.generator["progress"],
+                    },
+                }
                 tree_io.save(doc, best)
             self.ship(store)
             if not interrupted:
@@ -638,7 +801,8 @@ class Regenerator:
             doc = tree_io.load(out)
             doc.generator["frontier"] = {
                 "wall_seconds": round(spent_before["wall_seconds"] + time.perf_counter() - start, 1),
-                "worker_seconds": round(spent_before["worker_seconds"] + last, 1)}
+                "worker_seconds": round(spent_before["worker_seconds"] + last, 1),
+            }
             tree_io.save(doc, out)
         best.unlink(missing_ok=True)  # a proven tree replaces the best found
         self.ship(store)
@@ -693,24 +857,35 @@ class Regenerator:
             borrowed = ""
             ahead = doc.generator.get("lookahead")
             how = exactly(ahead.get("exact_below"), ahead.get("store_exact_results")) if ahead else ""
-            by = (f", by {ahead['levels']} levels of lookahead{how}"
-                  if ahead and ahead["bound"] == lb else "")
+            by = f", by {ahead['levels']} levels of lookahead{how}" if ahead and ahead["bound"] == lb else ""
             if bound_of.startswith("total-within-"):
                 least = self.least_total_bound(doc.game.spec)
                 if least > lb or (least == lb and not by):  # a bound it inherited from the least total says so
                     lb, borrowed, by = least, ", the least total's bound", ""
-            rows.append([doc.game.spec, objective + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage{borrowed})") +
-                         (", consistent probes" if doc.generator.get("consistent_only") else ""),
-                         (f"{lb} ({lb / n:.4f})" if is_total else str(lb)) + by,
-                         best_found(stats, bound_of, doc.generator),
-                         f"{stats.total - lb}" if is_total else (
-                             f"{at_depth(stats, bound_of) - lb}" if bound_of.startswith("fewest-at-") else ""),
-                         *([f"{record['wall_seconds'] / 3600:.1f} h", f"{record['worker_seconds'] / 3600:.1f} h"]
-                           if record else ["not recorded"] * 2), f"{100 * progress:.1f}%",
-                         f"{record['efficiency']:.2f}" if record else "not recorded",
-                         projection(record, progress) if record else "not recorded",
-                         PUBLISHED.get(published_key(doc.game.spec, objective, doc.generator.get("consistent_only")),
-                                       "none found")])
+            rows.append(
+                [
+                    doc.game.spec,
+                    objective
+                    + ("" if bound_of == objective else f" ({stage}bound on its {bound_of} stage{borrowed})")
+                    + (", consistent probes" if doc.generator.get("consistent_only") else ""),
+                    (f"{lb} ({lb / n:.4f})" if is_total else str(lb)) + by,
+                    best_found(stats, bound_of, doc.generator),
+                    f"{stats.total - lb}"
+                    if is_total
+                    else (f"{at_depth(stats, bound_of) - lb}" if bound_of.startswith("fewest-at-") else ""),
+                    *(
+                        [f"{record['wall_seconds'] / 3600:.1f} h", f"{record['worker_seconds'] / 3600:.1f} h"]
+                        if record
+                        else ["not recorded"] * 2
+                    ),
+                    f"{100 * progress:.1f}%",
+                    f"{record['efficiency']:.2f}" if record else "not recorded",
+                    projection(record, progress) if record else "not recorded",
+                    PUBLISHED.get(
+                        published_key(doc.game.spec, objective, doc.generator.get("consistent_only")), "none found"
+                    ),
+                ]
+            )
         return rows
 
 
@@ -721,33 +896,58 @@ def write_unfinished(rows: list[list[str]]) -> None:
     if not rows:
         path.unlink(missing_ok=True)
         return
-    write_table("frontier-unfinished", "Open on this machine: interrupted solves (tools/regenerate_trees.py solve --frontier)",
-                ["game", "objective", "proven lower bound (average)", "best tree found (average)", "gap",
-                 "wall time so far", "worker time so far", "settled", f"efficiency on {PROJECTED_WORKERS}",
-                 f"projected proof on {PROJECTED_WORKERS} workers", "published"], rows,
-                "The lower bound is proven; the best tree found is verified over every secret and ships as "
-                "`strategy/trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
-                f"and runs it at the efficiency simulated from the task logs of the latest runs, at least {EFFICIENCY_SAMPLE / 3600:.0f} h of worker time (the driver spending {1000 * DISPATCH:.0f} ms "
-                "on each task it sends out): an extrapolation, not a bound, "
-                "and an optimistic one, since the settled share grows fastest at the start of a run (the parts of bulls' first "
-                "question, solved smallest first, count by the square of their size); when the last run "
-                "resumed a store, the second figure runs the share still open at that run's rate instead. "
-                "Run `tools/regenerate_trees.py solve --frontier` again to resume from the stores (restored from "
-                "`trees/progress/` on a new machine).")
+    write_table(
+        "frontier-unfinished",
+        "Open on this machine: interrupted solves (tools/regenerate_trees.py solve --frontier)",
+        [
+            "game",
+            "objective",
+            "proven lower bound (average)",
+            "best tree found (average)",
+            "gap",
+            "wall time so far",
+            "worker time so far",
+            "settled",
+            f"efficiency on {PROJECTED_WORKERS}",
+            f"projected proof on {PROJECTED_WORKERS} workers",
+            "published",
+        ],
+        rows,
+        "The lower bound is proven; the best tree found is verified over every secret and ships as "
+        "`strategy/trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
+        f"and runs it at the efficiency simulated from the task logs of the latest runs, at least {EFFICIENCY_SAMPLE / 3600:.0f} h of worker time (the driver spending {1000 * DISPATCH:.0f} ms "
+        "on each task it sends out): an extrapolation, not a bound, "
+        "and an optimistic one, since the settled share grows fastest at the start of a run (the parts of bulls' first "
+        "question, solved smallest first, count by the square of their size); when the last run "
+        "resumed a store, the second figure runs the share still open at that run's rate instead. "
+        "Run `tools/regenerate_trees.py solve --frontier` again to resume from the stores (restored from "
+        "`trees/progress/` on a new machine).",
+    )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command and its options (one line and exit status 2 for a wrong one)."""
-    parser = Parser(prog="regenerate_trees.py", description=__doc__.split("\n")[0], epilog=__doc__.split("\n\n")[1],
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(
+        prog="regenerate_trees.py",
+        description=__doc__.split("\n")[0],
+        epilog=__doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     budget = {"type": float, "metavar": "SECONDS"}
-    names = {"nargs": "*", "default": [], "metavar": "NAME",  # a default, or intermixed parsing asks for a NAME
-             "help": "best trees found to work on (default: every unfinished solve's)"}
+    names = {
+        "nargs": "*",
+        "default": [],
+        "metavar": "NAME",  # a default, or intermixed parsing asks for a NAME
+        "help": "best trees found to work on (default: every unfinished solve's)",
+    }
 
-    solve = sub.add_parser("solve", help="rebuild the shipped trees (with --frontier, the open games too)",
-                           description="Solve each tree in a fresh `strategy solve` process and ship it (an "
-                                       "unfinished frontier solve ships its best tree found and its store).")
+    solve = sub.add_parser(
+        "solve",
+        help="rebuild the shipped trees (with --frontier, the open games too)",
+        description="Solve each tree in a fresh `strategy solve` process and ship it (an "
+        "unfinished frontier solve ships its best tree found and its store).",
+    )
     solve.add_argument("names", **{**names, "help": "trees to rebuild (default: all of the chosen set)"})
     solve.add_argument("--frontier", action="store_true", help="the open games too (long: hours on 2 cores)")
     where = solve.add_mutually_exclusive_group()
@@ -755,34 +955,55 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     where.add_argument("--scheduler", metavar="ADDRESS", help="run each solve on this Dask cluster (tcp://HOST:PORT)")
     solve.add_argument("--missing", action="store_true", help="only the trees not yet in strategy/trees/")
     solve.add_argument("--budget", **budget, help="interrupt each solve after this long")
-    solve.add_argument("--incumbent", action="append", default=[], metavar="FILE",
-                       help="a tree to give the solves of its game besides the shipped ones (e.g. one made by "
-                            "strategy build --exact-below); repeatable")
+    solve.add_argument(
+        "--incumbent",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a tree to give the solves of its game besides the shipped ones (e.g. one made by "
+        "strategy build --exact-below); repeatable",
+    )
 
-    sub.add_parser("table", help="only rewrite the table of unfinished solves (and the README's tables)",
-                   description="Rewrite tools/results/frontier-unfinished.md from the shipped best trees found, "
-                               "then the generated blocks of the README and the docs.")
+    sub.add_parser(
+        "table",
+        help="only rewrite the table of unfinished solves (and the README's tables)",
+        description="Rewrite tools/results/frontier-unfinished.md from the shipped best trees found, "
+        "then the generated blocks of the README and the docs.",
+    )
 
-    improve = sub.add_parser("improve", help="give the best trees found exact endgames below N secrets",
-                             description="Make every subtree over at most N secrets of the best trees found optimal "
-                                         "(strategy improve), keeping the endgames it finishes in a store that ships.")
+    improve = sub.add_parser(
+        "improve",
+        help="give the best trees found exact endgames below N secrets",
+        description="Make every subtree over at most N secrets of the best trees found optimal "
+        "(strategy improve), keeping the endgames it finishes in a store that ships.",
+    )
     improve.add_argument("below", type=int, metavar="N", help="the largest endgame, in secrets (at least 3)")
     improve.add_argument("--budget", **budget, help="stop each tree's endgames after this long")
     improve.add_argument("names", **names)
 
-    pilot = sub.add_parser("pilot", help="merge the best trees found with the entropy pilot's, where that is cheaper",
-                           description="Build the entropy pilot's tree (strategy build --pilot K), give it the best "
-                                       "tree's exact endgames and keep the merge of the two when it is cheaper.")
+    pilot = sub.add_parser(
+        "pilot",
+        help="merge the best trees found with the entropy pilot's, where that is cheaper",
+        description="Build the entropy pilot's tree (strategy build --pilot K), give it the best "
+        "tree's exact endgames and keep the merge of the two when it is cheaper.",
+    )
     pilot.add_argument("width", type=int, metavar="K", help="the probes the pilot tries at a node (at least 1)")
     pilot.add_argument("--budget", **budget, help="stop each tree's endgames after this long")
     pilot.add_argument("names", **names)
 
-    bound = sub.add_parser("bound", help="raise the bounds of the unfinished solves by lookahead",
-                           description="Raise the proven bounds of the unfinished solves by up to K levels of "
-                                       "lookahead (strategy bound), one more at a time while --budget lasts.")
+    bound = sub.add_parser(
+        "bound",
+        help="raise the bounds of the unfinished solves by lookahead",
+        description="Raise the proven bounds of the unfinished solves by up to K levels of "
+        "lookahead (strategy bound), one more at a time while --budget lasts.",
+    )
     bound.add_argument("levels", type=int, metavar="K", help=f"levels of lookahead (1 to {MAX_LOOKAHEAD})")
-    bound.add_argument("--exact-below", type=int, metavar="N",
-                       help="search the sets of at most N secrets exactly (strategy bound --exact-below; at least 3)")
+    bound.add_argument(
+        "--exact-below",
+        type=int,
+        metavar="N",
+        help="search the sets of at most N secrets exactly (strategy bound --exact-below; at least 3)",
+    )
     bound.add_argument("--budget", **budget, help="the time for each tree")
     bound.add_argument("names", **names)
 
@@ -838,8 +1059,9 @@ def main(argv: list[str] | None = None) -> None:
                 if work.lookahead(name, args.levels, args.budget, args.exact_below):
                     stopped = True
                     break  # Ctrl-C: the tables still follow the record it saved
-            elif not (args.missing and work.shipped_path(name)) and work.solve(name, table[name], where, args.budget,
-                                                                                  given):
+            elif not (args.missing and work.shipped_path(name)) and work.solve(
+                name, table[name], where, args.budget, given
+            ):
                 stopped = True
                 break  # Ctrl-C: the tables still follow the tree it shipped
         except SystemExit as e:  # a step that failed: the tables still follow what it shipped

@@ -12,6 +12,7 @@ a driver feeds at most 1/dispatch tasks a second. The projected speed-up is the 
 over the P-worker time; what limits it is printed too (the longest chain of dependent tasks, the longest task,
 the driver's own work).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -94,8 +95,9 @@ def main() -> None:
     parser.add_argument("log", help="a task log written by strategy solve --log")
     parser.add_argument("--workers", default="1,2,4,8,16,32,64,128", help="worker counts to project (comma-separated)")
     parser.add_argument("--phase", help="only the tasks of this objective phase (e.g. total)")
-    parser.add_argument("--dispatch", type=float, default=DISPATCH,
-                        help=f"the driver's seconds per task sent out (default {DISPATCH})")
+    parser.add_argument(
+        "--dispatch", type=float, default=DISPATCH, help=f"the driver's seconds per task sent out (default {DISPATCH})"
+    )
     args = parser.parse_args()
     if args.dispatch < 0:
         parser.error("--dispatch must be a number of seconds, 0 or more")
@@ -104,15 +106,21 @@ def main() -> None:
     work = sum(r["seconds"] for r in rows)
     one = makespan(rows, 1)
     driver = [r for r in rows if in_driver(r)]
-    print(f"{len(rows)} tasks, {work:.1f} s of work; longest task {max(r['seconds'] for r in rows):.2f} s, "
-          f"longest chain of dependent tasks {critical_path(rows):.2f} s (no speed-up beyond {work / critical_path(rows):.1f}x)")
+    print(
+        f"{len(rows)} tasks, {work:.1f} s of work; longest task {max(r['seconds'] for r in rows):.2f} s, "
+        f"longest chain of dependent tasks {critical_path(rows):.2f} s (no speed-up beyond {work / critical_path(rows):.1f}x)"
+    )
     if driver:
         own = sum(r["seconds"] for r in driver)
-        print(f"{len(driver)} tasks ({own:.1f} s) ran in the driver itself, one at a time "
-              f"(no speed-up beyond {work / own:.1f}x)")
+        print(
+            f"{len(driver)} tasks ({own:.1f} s) ran in the driver itself, one at a time "
+            f"(no speed-up beyond {work / own:.1f}x)"
+        )
     sent = len(rows) - len(driver)
-    print(f"{sent} tasks sent out, {sent * args.dispatch:.1f} s of the driver's time at {1000 * args.dispatch:.1f} ms each "
-          f"(no speed-up beyond {work / max(sent * args.dispatch, 1e-9):.1f}x)")
+    print(
+        f"{sent} tasks sent out, {sent * args.dispatch:.1f} s of the driver's time at {1000 * args.dispatch:.1f} ms each "
+        f"(no speed-up beyond {work / max(sent * args.dispatch, 1e-9):.1f}x)"
+    )
     print(f"{'workers':>8} {'time':>9} {'speed-up':>9}")
     for p in counts:
         t = makespan(rows, p, args.dispatch)

@@ -18,6 +18,7 @@ candidates, filtered here by NumPy), and its own code plays the first `--real` s
 the replica must ask exactly the same questions (the tool stops otherwise), and pyHitAndBlow's time per
 game is that of its own code. Writes tools/results/vs-pyhitandblow.md.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,12 @@ class SeededRandom(random.Random):
 
 def load_peer(gitdir: str, folder: Path):
     """pyHitAndBlow's lib_hit_and_blow module, written from its git directory into `folder` and imported."""
-    text = subprocess.run(["git", "--git-dir", gitdir, "show", "HEAD:mylibs/lib_hit_and_blow.py"],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["git", "--git-dir", gitdir, "show", "HEAD:mylibs/lib_hit_and_blow.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = folder / "lib_hit_and_blow.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("lib_hit_and_blow", path)
@@ -124,18 +129,31 @@ def main() -> None:
                 our_time += time.perf_counter() - start
             theirs = [len(peer_replica(walker, s, args.seed * 100_003 + i)) for i, s in enumerate(secrets)]
             real_times = []
-            for i, secret in enumerate(secrets[:args.real]):
+            for i, secret in enumerate(secrets[: args.real]):
                 asked, seconds = peer_real(lib, n, game.format_code(secret), args.seed * 100_003 + i)
                 replica = peer_replica(walker, secret, args.seed * 100_003 + i)
                 if asked != replica:
-                    raise SystemExit(f"the replica of pyHitAndBlow differs from its code on {game.format_code(secret)}: "
-                                     f"{asked} vs {replica}")
+                    raise SystemExit(
+                        f"the replica of pyHitAndBlow differs from its code on {game.format_code(secret)}: "
+                        f"{asked} vs {replica}"
+                    )
                 real_times.append(seconds)
             (a, ha, wa), (b, hb, wb) = summary(ours), summary(theirs)
             source = f"tree {tree_path.name} + live" if tree_path else "live"
-            rows.append([f"{n}", f"{game.count():,}", f"{a:.3f} ± {ha:.3f}", f"{wa}", f"{our_time / len(secrets):.3f} s",
-                         f"{b:.3f} ± {hb:.3f}", f"{wb}", f"{statistics.fmean(real_times):.2f} s ({len(real_times)} games)",
-                         f"{b - a:+.3f}", source])
+            rows.append(
+                [
+                    f"{n}",
+                    f"{game.count():,}",
+                    f"{a:.3f} ± {ha:.3f}",
+                    f"{wa}",
+                    f"{our_time / len(secrets):.3f} s",
+                    f"{b:.3f} ± {hb:.3f}",
+                    f"{wb}",
+                    f"{statistics.fmean(real_times):.2f} s ({len(real_times)} games)",
+                    f"{b - a:+.3f}",
+                    source,
+                ]
+            )
             print(" | ".join(rows[-1]), flush=True)
             write(rows, args)  # after each length: a long run keeps what it measured
 
@@ -144,14 +162,31 @@ def write(rows: list[list[str]], args) -> None:
     """The table, with the lengths of an earlier run that this one does not measure kept in their rows."""
     merged, kept = merged_rows("vs-pyhitandblow", rows, 1)
     merged.sort(key=lambda row: int(row[0]))
-    note = (f"The same {args.secrets} secrets per length (seed {args.seed}), in process on this machine (2 cores shared). "
-            f"strategy: `play --game bulls:Nx10` without a tree file (the shipped tree while on it, then exact search or "
-            f"sampled entropy). pyHitAndBlow: its offence for lengths other than 4 (a random code that may be the secret); "
-            f"its averages from a replica of its rule that asked exactly its questions on the first {args.real} secrets of "
-            f"each length, played by its own code, whose time per game is shown. ± is a 95% interval.{kept}")
-    path = write_table("vs-pyhitandblow", "strategy against pyHitAndBlow, bulls N of 10 (tools/vs_pyhitandblow.py)",
-                       ["N", "codes", "strategy average", "worst", "time per game", "pyHitAndBlow average", "worst",
-                        "its time per game", "difference", "strategy's questions"], merged, note)
+    note = (
+        f"The same {args.secrets} secrets per length (seed {args.seed}), in process on this machine (2 cores shared). "
+        f"strategy: `play --game bulls:Nx10` without a tree file (the shipped tree while on it, then exact search or "
+        f"sampled entropy). pyHitAndBlow: its offence for lengths other than 4 (a random code that may be the secret); "
+        f"its averages from a replica of its rule that asked exactly its questions on the first {args.real} secrets of "
+        f"each length, played by its own code, whose time per game is shown. ± is a 95% interval.{kept}"
+    )
+    path = write_table(
+        "vs-pyhitandblow",
+        "strategy against pyHitAndBlow, bulls N of 10 (tools/vs_pyhitandblow.py)",
+        [
+            "N",
+            "codes",
+            "strategy average",
+            "worst",
+            "time per game",
+            "pyHitAndBlow average",
+            "worst",
+            "its time per game",
+            "difference",
+            "strategy's questions",
+        ],
+        merged,
+        note,
+    )
     print(f"wrote {path}", flush=True)
 
 

@@ -4,6 +4,7 @@ The compiled builder (`engine.greedy`) computes answers on the fly, so memory is
 no N×N table. It runs in slices so that long builds show progress and stop at Ctrl-C.
 Ties break deterministically: a probe that may be the secret first, then the lowest code.
 """
+
 from __future__ import annotations
 
 import os
@@ -137,22 +138,44 @@ class Steps:
         use_packed = greedy.packs(g.length, g.symbols, g.distinct)
         self.packed = greedy.packed_layout(gc.codes if use_packed else gc.codes[:0], g.symbols, g.distinct)
         klogk = klogk_table(n)
-        self.head = (gc.codes, gc.masks, position_perms(g.length, not g.leading_zero), g.symbols, not g.leading_zero,
-                     gc.lut, gc.width, len(gc.answers), gc.win, rule, consistent_only)
+        self.head = (
+            gc.codes,
+            gc.masks,
+            position_perms(g.length, not g.leading_zero),
+            g.symbols,
+            not g.leading_zero,
+            gc.lut,
+            gc.width,
+            len(gc.answers),
+            gc.win,
+            rule,
+            consistent_only,
+        )
         self.tail = (greedy.code_layout(gc.codes, g.symbols), self.packed, use_packed, g.distinct, klogk)
         self.rand = np.random.default_rng(seed).integers(0, 2**31 - 1, size=2 * n + 2, dtype=np.int64)
 
     def scanner(self, executor: ThreadPoolExecutor, threads: int):
         """Scan one big node's probes in `threads` ranges at once (the kernel frees the GIL)."""
+
         def scan(cand: np.ndarray, pool: np.ndarray) -> int:
             ranges = np.array_split(pool, threads)
-            results = list(executor.map(lambda probes: greedy.scan_packed(self.packed, cand, probes, *self.packed_args),
-                                        ranges))
+            results = list(
+                executor.map(lambda probes: greedy.scan_packed(self.packed, cand, probes, *self.packed_args), ranges)
+            )
             return greedy.merge(results, self.rule)
+
         return scan
 
-    def grow(self, state: dict, history0: np.ndarray, first: int | None = None, scan=None,
-             max_nodes: int | None = None, progress=None, stop: threading.Event | None = None) -> None:
+    def grow(
+        self,
+        state: dict,
+        history0: np.ndarray,
+        first: int | None = None,
+        scan=None,
+        max_nodes: int | None = None,
+        progress=None,
+        stop: threading.Event | None = None,
+    ) -> None:
         """Build the tree of `state` until it is done, or has `max_nodes` nodes, or `stop` is set."""
         counters = state["counters"]
         budget = 64
@@ -161,11 +184,28 @@ class Steps:
                 break
             start = time.perf_counter()
             status, cand_big, pool = greedy.build_steps(
-                *self.head, -1 if first is None else first, history0, greedy.PARALLEL_WORK if scan else 0,
-                *self.tail, state["seen"], state["perm"], state["node_probe"], state["node_parent"],
-                state["node_answer"], state["node_depth"], state["st_lo"], state["st_hi"], state["st_parent"],
-                state["st_answer"], counters, state["tmp"], state["starts"],
-                budget if max_nodes is None else min(budget, max_nodes - int(counters[1])), self.rand, state["pending"])
+                *self.head,
+                -1 if first is None else first,
+                history0,
+                greedy.PARALLEL_WORK if scan else 0,
+                *self.tail,
+                state["seen"],
+                state["perm"],
+                state["node_probe"],
+                state["node_parent"],
+                state["node_answer"],
+                state["node_depth"],
+                state["st_lo"],
+                state["st_hi"],
+                state["st_parent"],
+                state["st_answer"],
+                counters,
+                state["tmp"],
+                state["starts"],
+                budget if max_nodes is None else min(budget, max_nodes - int(counters[1])),
+                self.rand,
+                state["pending"],
+            )
             if status == 1:
                 raise GameError(f"{self.name}: a question does not split its candidates")
             if status == 2:  # a big node: scanned by threads, its probe passed back
@@ -175,8 +215,9 @@ class Steps:
             budget = min(budget * 2, 1 << 20) if time.perf_counter() - start < 0.05 else max(16, budget // 2)
 
 
-def _subtrees_in_threads(steps: Steps, state: dict, history0: np.ndarray, executor: ThreadPoolExecutor,
-                         stop: threading.Event, bar) -> dict:
+def _subtrees_in_threads(
+    steps: Steps, state: dict, history0: np.ndarray, executor: ThreadPoolExecutor, stop: threading.Event, bar
+) -> dict:
     """Build every subtree under the root of `state` (the root alone is built) in the executor's threads,
     largest first, and join them under the root in answer order."""
     n_classes = len(state["seen"])
@@ -221,8 +262,12 @@ def _joined(root: dict, subs: list[dict]) -> dict:
         answer.append(sub["node_answer"][:n])
         done += int(sub["counters"][2])
         offset += n
-    return {"node_probe": np.concatenate(probe), "node_parent": np.concatenate(parent),
-            "node_answer": np.concatenate(answer), "counters": np.array([0, offset, done], dtype=np.int64)}
+    return {
+        "node_probe": np.concatenate(probe),
+        "node_parent": np.concatenate(parent),
+        "node_answer": np.concatenate(answer),
+        "counters": np.array([0, offset, done], dtype=np.int64),
+    }
 
 
 def _check(gc: GameCodes, state: dict, cand: np.ndarray):
@@ -234,8 +279,18 @@ def _check(gc: GameCodes, state: dict, cand: np.ndarray):
     for i, (h, b) in enumerate(gc.answers):
         class_of[h * width + b] = i
     nodes = int(state["counters"][1])
-    depth = greedy.walk_every_secret(gc.codes, cand, state["node_probe"], state["node_parent"], state["node_answer"],
-                                     nodes, class_of, width, len(gc.answers), gc.win)
+    depth = greedy.walk_every_secret(
+        gc.codes,
+        cand,
+        state["node_probe"],
+        state["node_parent"],
+        state["node_answer"],
+        nodes,
+        class_of,
+        width,
+        len(gc.answers),
+        gc.win,
+    )
     if (depth < 0).any():
         lost = gc.code_str(int(cand[int(np.argmax(depth < 0))]))
         raise VerifyError(f"the built tree does not solve secret {lost}")
@@ -263,10 +318,12 @@ def _as_tree(gc: GameCodes, state: dict) -> dict:
     return made[0]
 
 
-def build_subtree(game, candidates: np.ndarray, history, strategy: str = "expected-size",
-                  consistent_only: bool = False) -> dict:
+def build_subtree(
+    game, candidates: np.ndarray, history, strategy: str = "expected-size", consistent_only: bool = False
+) -> dict:
     """A greedy tree for the secrets `candidates` left after the questions `history`, built in this thread alone:
     an interrupted solve builds its best tree with it, and a signal that came while numba compiled or loaded a
     kernel may have left numba's and LLVM's locks held by this thread, where another thread would wait forever."""
-    return build_arrays(game, strategy, consistent_only, progress=False, candidates=candidates,
-                        history=tuple(history), threads=1).tree()
+    return build_arrays(
+        game, strategy, consistent_only, progress=False, candidates=candidates, history=tuple(history), threads=1
+    ).tree()

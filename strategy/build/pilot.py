@@ -7,6 +7,7 @@ same way, the others keep the rollout's subtrees. Each node's tree is then never
 the pilot tree is never worse than the plain greedy tree (Voss, Fink & Duin, "Looking ahead with the pilot
 method", Annals of Operations Research 136, 2005).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,11 +34,28 @@ class _Pilot:
 
     def __init__(self, gc: GameCodes, strategy: str, consistent_only: bool, width: int, above: int):
         g = gc.game
-        self.gc, self.strategy, self.consistent_only, self.width, self.above = gc, strategy, consistent_only, width, above
+        self.gc, self.strategy, self.consistent_only, self.width, self.above = (
+            gc,
+            strategy,
+            consistent_only,
+            width,
+            above,
+        )
         self.rule = greedy.RULES[strategy]
-        self.layout: tuple[np.ndarray, np.ndarray, np.ndarray] = greedy.code_layout(gc.codes, g.symbols)  # sym, occ, cnt
-        self.symmetry = (gc.codes, gc.masks, position_perms(g.length, not g.leading_zero), g.symbols,
-                         not g.leading_zero, self.layout, gc.lut, gc.width, consistent_only)
+        self.layout: tuple[np.ndarray, np.ndarray, np.ndarray] = greedy.code_layout(
+            gc.codes, g.symbols
+        )  # sym, occ, cnt
+        self.symmetry = (
+            gc.codes,
+            gc.masks,
+            position_perms(g.length, not g.leading_zero),
+            g.symbols,
+            not g.leading_zero,
+            self.layout,
+            gc.lut,
+            gc.width,
+            consistent_only,
+        )
         self.klogk = klogk_table(gc.size)
         self.rollouts = 0
 
@@ -45,8 +63,15 @@ class _Pilot:
         """The greedy tree of the node's secrets with `first` asked first (the rule's choice if None), and its
         total counted from this node."""
         self.rollouts += 1
-        built = build_arrays(self.gc, self.strategy, self.consistent_only, first, progress=False,
-                             candidates=node.cand, history=node.history)
+        built = build_arrays(
+            self.gc,
+            self.strategy,
+            self.consistent_only,
+            first,
+            progress=False,
+            candidates=node.cand,
+            history=node.history,
+        )
         return built, built.stats().total
 
     def ranked(self, node: _Node, own: int) -> list[int]:
@@ -54,8 +79,9 @@ class _Pilot:
         lowest)."""
         gc = self.gc
         pool = greedy.node_pool(*self.symmetry, node.cand, np.array(node.history, dtype=np.int64))
-        score, cons, splits = greedy.probe_scores(self.layout, gc.lut, gc.width, node.cand, pool, len(gc.answers),
-                                                  gc.win, self.rule, self.klogk)
+        score, cons, splits = greedy.probe_scores(
+            self.layout, gc.lut, gc.width, node.cand, pool, len(gc.answers), gc.win, self.rule, self.klogk
+        )
         order = np.lexsort((pool, ~cons, np.round(score, 9)))
         return [p for p in pool[order[splits[order]]].tolist() if p != own]
 
@@ -63,17 +89,21 @@ class _Pilot:
         """The node's secrets split by their answer to `probe` (the win answer left out), by answer text."""
         gc, n = self.gc, len(node.cand)
         perm, starts = node.cand.copy(), np.empty(len(gc.answers) + 1, dtype=np.int64)
-        greedy.split_range(*self.layout, gc.lut, gc.width, perm, 0, n, probe, len(gc.answers),
-                           np.empty(n, dtype=np.int64), starts)
+        greedy.split_range(
+            *self.layout, gc.lut, gc.width, perm, 0, n, probe, len(gc.answers), np.empty(n, dtype=np.int64), starts
+        )
         history = (*node.history, probe)
-        return {gc.answer_str(c): _Node(perm[starts[c]:starts[c + 1]], history)
-                for c in range(len(gc.answers)) if c != gc.win and starts[c + 1] > starts[c]}
+        return {
+            gc.answer_str(c): _Node(perm[starts[c] : starts[c + 1]], history)
+            for c in range(len(gc.answers))
+            if c != gc.win and starts[c + 1] > starts[c]
+        }
 
     def tree(self, node: _Node, first: int | None, done) -> dict:
         """The pilot tree of a node (its first question `first` if given), reporting settled secrets to `done`."""
         best, best_total = self.rollout(node, first)
         if first is None:
-            for probe in self.ranked(node, best.first)[:self.width]:
+            for probe in self.ranked(node, best.first)[: self.width]:
                 built, total = self.rollout(node, probe)
                 if total < best_total:
                     best, best_total = built, total
@@ -88,8 +118,15 @@ class _Pilot:
         return best_tree
 
 
-def build_pilot(game: Game | GameCodes, strategy: str, width: int, above: int, consistent_only: bool = False,
-                first: int | None = None, progress: bool = True):
+def build_pilot(
+    game: Game | GameCodes,
+    strategy: str,
+    width: int,
+    above: int,
+    consistent_only: bool = False,
+    first: int | None = None,
+    progress: bool = True,
+):
     """The pilot tree of `strategy` over every secret: (tree as nested dicts, Stats measured by playing every
     secret through it, number of rollouts). `width`: probes tried besides the rule's own; `above`: the
     smallest node that is piloted."""
@@ -101,8 +138,9 @@ def build_pilot(game: Game | GameCodes, strategy: str, width: int, above: int, c
     pilot = _Pilot(gc, strategy, consistent_only, width, above)
     from tqdm import tqdm
 
-    with tqdm(total=gc.size, unit="secret", delay=1.0, disable=not progress, desc=f"{strategy} pilot",
-              leave=False) as bar:
+    with tqdm(
+        total=gc.size, unit="secret", delay=1.0, disable=not progress, desc=f"{strategy} pilot", leave=False
+    ) as bar:
         root = pilot.tree(_Node(np.arange(gc.size, dtype=np.int32), ()), first, bar.update)
     from ..tree.verify import measure
 

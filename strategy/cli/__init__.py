@@ -10,6 +10,7 @@ Ctrl-C, removing temporary files and worker processes (see `strategy.interrupts`
 a standard stream closed or open the wrong way (`>&-`, `<&-`, `2>&-`): its output, its progress or its one line
 would go nowhere, or into a file it opened.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,7 @@ def skip_blas_probe() -> None:
         sys.modules.setdefault("scipy.linalg.cython_blas", None)  # type: ignore[arg-type]  # None: "no such module"
 
 
-STREAMS = ((0, "standard input", os.O_RDONLY), (1, "standard output", os.O_WRONLY),
-           (2, "standard error", os.O_WRONLY))
+STREAMS = ((0, "standard input", os.O_RDONLY), (1, "standard output", os.O_WRONLY), (2, "standard error", os.O_WRONLY))
 
 
 def unusable_streams() -> list[int]:
@@ -89,8 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad:
         if 2 not in bad:  # else the exit status alone can say it
             names = " and ".join(name for fd, name, _ in STREAMS if fd in bad)
-            os.write(2, f"strategy: error: {names} {'is' if len(bad) == 1 else 'are'} closed or open the wrong way: "
-                        f"give {'it' if len(bad) == 1 else 'each'} a file, or /dev/null\n".encode())
+            os.write(
+                2,
+                f"strategy: error: {names} {'is' if len(bad) == 1 else 'are'} closed or open the wrong way: "
+                f"give {'it' if len(bad) == 1 else 'each'} a file, or /dev/null\n".encode(),
+            )
         return EXIT_USAGE
     skip_blas_probe()
     terminate_on_signals()
@@ -168,8 +171,10 @@ def run() -> None:
         except BrokenPipeError:
             pass
         except OSError as e:  # what was left to print did not fit (a full disk)
-            _tell(f"strategy: error: cannot write {'the output' if stream is sys.stdout else 'messages'}: "
-                  f"{e.strerror or e}")
+            _tell(
+                f"strategy: error: cannot write {'the output' if stream is sys.stdout else 'messages'}: "
+                f"{e.strerror or e}"
+            )
             code = code or EXIT_USAGE
     os._exit(code)
 

@@ -1,4 +1,5 @@
 """`strategy analyse`: the exact value of every question at a position, best first, or the grade of one question."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,16 +27,21 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     if lines is not None:
         from ..search.analyse import position_from_secrets
 
-        pos = position_from_secrets(gt, [text for _, text in lines], f"the secrets file {quote(args.secrets)}",
-                                    [number for number, _ in lines])
+        pos = position_from_secrets(
+            gt, [text for _, text in lines], f"the secrets file {quote(args.secrets)}", [number for number, _ in lines]
+        )
     else:
         pos = position_from_history(gt, history)
     warmed_up("analyse", not args.json)  # after every check of the input: a wrong argument does not wait for it
     analyser = Analyser(gt, args.objective)
     deadline = time.perf_counter() + args.budget if args.budget else None
     if move is not None:
-        doc = {"game": game.spec, "secrets_file": args.secrets, "candidates": pos.n,
-               **grade_json(analyser.grade(pos, game.format_code(move), deadline))}
+        doc = {
+            "game": game.spec,
+            "secrets_file": args.secrets,
+            "candidates": pos.n,
+            **grade_json(analyser.grade(pos, game.format_code(move), deadline)),
+        }
         if args.json:
             print_json(doc)
         else:
@@ -49,10 +55,15 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     else:
         print(_heading(pos, args))
         classes = doc["classes"]
-        keeps = ("the game's symmetries" if not pos.asked else "the symmetries the history keeps") if pos.symmetric \
+        keeps = (
+            ("the game's symmetries" if not pos.asked else "the symmetries the history keeps")
+            if pos.symmetric
             else "no symmetry but that of absent symbols"
-        print(f"{classes} inequivalent question{'s' if classes != 1 else ''} (under {keeps})"
-              + (f"; the {args.top} best:" if args.top is not None and args.top < classes else ":"))
+        )
+        print(
+            f"{classes} inequivalent question{'s' if classes != 1 else ''} (under {keeps})"
+            + (f"; the {args.top} best:" if args.top is not None and args.top < classes else ":")
+        )
         for line in table_lines(doc, args.budget):
             print(line)
     return 0
@@ -79,31 +90,57 @@ def _heading(pos, args: argparse.Namespace) -> str:
         return f"{game}: the {pos.n} secret{'s' if pos.n != 1 else ''} of {quote(args.secrets)}, no question asked yet"
     if not pos.asked:
         return f"{game}: the first question, {pos.n} secrets"
-    return (f"{game} after {pos.history_text()}: {pos.n} secret{'s are' if pos.n != 1 else ' is'} still possible "
-            f"({pos.d} question{'s' if pos.d != 1 else ''} asked)")
+    return (
+        f"{game} after {pos.history_text()}: {pos.n} secret{'s are' if pos.n != 1 else ' is'} still possible "
+        f"({pos.d} question{'s' if pos.d != 1 else ''} asked)"
+    )
 
 
 def add_commands(sub) -> None:
     """Register analyse."""
-    p = command(sub, "analyse", "the exact value of every question at a position",
-                "List every inequivalent question of a position (after --history, or a set of --secrets), best "
-                "first, each with its exact value: the least total number of further questions, this one and the "
-                "last included, over the secrets still possible (the average per secret beside it). With no "
-                "history, the table of first questions. --move grades one question against the best. Under "
-                "--budget, a question whose search does not finish gets proven lower and upper bounds, labelled.",
-                cmd_analyse)
+    p = command(
+        sub,
+        "analyse",
+        "the exact value of every question at a position",
+        "List every inequivalent question of a position (after --history, or a set of --secrets), best "
+        "first, each with its exact value: the least total number of further questions, this one and the "
+        "last included, over the secrets still possible (the average per secret beside it). With no "
+        "history, the table of first questions. --move grades one question against the best. Under "
+        "--budget, a question whose search does not finish gets proven lower and upper bounds, labelled.",
+        cmd_analyse,
+    )
     add_game(p)
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--history", metavar="PAIRS", help="the questions so far with their answers, e.g. "
-                       "\"0123:1,2 4567:0,1\" (any answer notation; ; between pairs also works)")
-    where.add_argument("--secrets", metavar="FILE", help="the secrets still possible, one per line (# comments), "
-                       "any set: no symmetry is assumed but that of the symbols none of them holds")
-    p.add_argument("--objective", default="total", choices=["total", "worst"],
-                   help="total: the least total (average); worst: the fewest questions in the worst case, then the "
-                        "least total within it")
-    p.add_argument("--top", type=int_in(1, 1_000_000, "--top"), metavar="K",
-                   help="only the K best questions (the others are proven no better, which is quicker)")
+    where.add_argument(
+        "--history",
+        metavar="PAIRS",
+        help="the questions so far with their answers, e.g. "
+        '"0123:1,2 4567:0,1" (any answer notation; ; between pairs also works)',
+    )
+    where.add_argument(
+        "--secrets",
+        metavar="FILE",
+        help="the secrets still possible, one per line (# comments), "
+        "any set: no symmetry is assumed but that of the symbols none of them holds",
+    )
+    p.add_argument(
+        "--objective",
+        default="total",
+        choices=["total", "worst"],
+        help="total: the least total (average); worst: the fewest questions in the worst case, then the "
+        "least total within it",
+    )
+    p.add_argument(
+        "--top",
+        type=int_in(1, 1_000_000, "--top"),
+        metavar="K",
+        help="only the K best questions (the others are proven no better, which is quicker)",
+    )
     p.add_argument("--move", metavar="CODE", help="grade this question: its value and its cost against the best")
-    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
-                   help="stop the searches after this long: what did not finish gets proven bounds")
+    p.add_argument(
+        "--budget",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="stop the searches after this long: what did not finish gets proven bounds",
+    )
     p.add_argument("--json", action="store_true", help="print the analysis as one JSON document")

@@ -1,4 +1,5 @@
 """`strategy table`, `html`, `export` and `graph`: a verified tree rendered for people and programs."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,10 @@ def cmd_html(args: argparse.Namespace) -> int:
     doc, stats = load_checked(args.tree)
     page = render(doc).encode()
     write_atomic(args.output, page, "page")
-    log(f"{quote(args.output)}: {len(page) // 1024} kB page for {doc.game.spec} ({stats.secrets} secrets); "
-         f"open it in any browser, no network needed")
+    log(
+        f"{quote(args.output)}: {len(page) // 1024} kB page for {doc.game.spec} ({stats.secrets} secrets); "
+        f"open it in any browser, no network needed"
+    )
     return 0
 
 
@@ -44,7 +47,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     check_output(beside, "export metadata", inputs=(args.tree,))
     doc, _ = load_checked(args.tree)
     n = export(doc, args.format, args.output, progress=not args.quiet)
-    log(f"{n} rows written to {quote(args.output)}" + (f" (game, objective and total in {quote(beside)})" if beside else ""))
+    log(
+        f"{n} rows written to {quote(args.output)}"
+        + (f" (game, objective and total in {quote(beside)})" if beside else "")
+    )
     return 0
 
 
@@ -61,34 +67,64 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     """Register table, html, export, graph."""
-    p = command(sub, "table", "the second-question table of a tree",
-                "For each answer to the first question: the second question, whether it may be the secret, the "
-                "secrets left and the questions they still need (Tanaka's table for 4 digits).", cmd_table)
+    p = command(
+        sub,
+        "table",
+        "the second-question table of a tree",
+        "For each answer to the first question: the second question, whether it may be the secret, the "
+        "secrets left and the questions they still need (Tanaka's table for 4 digits).",
+        cmd_table,
+    )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
     p.add_argument("--json", action="store_true", help="print the table as one JSON document")
 
-    p = command(sub, "html", "a web page to explore and play a tree",
-                "Write one self-contained HTML page for a verified tree: play it (the page asks, you ask, a race) and "
-                "explore it (outline, second-question table, histogram). No server and no network: open the file.",
-                cmd_html)
+    p = command(
+        sub,
+        "html",
+        "a web page to explore and play a tree",
+        "Write one self-contained HTML page for a verified tree: play it (the page asks, you ask, a race) and "
+        "explore it (outline, second-question table, histogram). No server and no network: open the file.",
+        cmd_html,
+    )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file to write")
 
-    p = command(sub, "export", "lookup table with one row per question node",
-                "Write a flat lookup table of a verified tree: one row per question node, keyed by the history "
-                "'probe:H-B;probe:H-B'. The game, objective and total come with it: the first line of jsonl, the "
-                "metadata table of sqlite, and for csv a sidecar OUT.meta.json.", cmd_export)
+    p = command(
+        sub,
+        "export",
+        "lookup table with one row per question node",
+        "Write a flat lookup table of a verified tree: one row per question node, keyed by the history "
+        "'probe:H-B;probe:H-B'. The game, objective and total come with it: the first line of jsonl, the "
+        "metadata table of sqlite, and for csv a sidecar OUT.meta.json.",
+        cmd_export,
+    )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
-    p.add_argument("--format", required=True, choices=["csv", "jsonl", "sqlite"], help="csv, jsonl (one JSON object per row) or sqlite")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=["csv", "jsonl", "sqlite"],
+        help="csv, jsonl (one JSON object per row) or sqlite",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (written whole or not at all)")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="the file to write (written whole or not at all)"
+    )
 
-    p = command(sub, "graph", "the tree as a graph file (networkx writers)",
-                "Write a verified tree as a graph: GraphML or GEXF for graph tools, DOT for Graphviz "
-                "(render with: dot -Tsvg OUT -o tree.svg; Graphviz is not installed by this package).", cmd_graph)
+    p = command(
+        sub,
+        "graph",
+        "the tree as a graph file (networkx writers)",
+        "Write a verified tree as a graph: GraphML or GEXF for graph tools, DOT for Graphviz "
+        "(render with: dot -Tsvg OUT -o tree.svg; Graphviz is not installed by this package).",
+        cmd_graph,
+    )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     p.add_argument("--format", required=True, choices=["graphml", "dot", "gexf"], help="graphml, gexf or dot")
-    p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
-                   help="keep questions 1..D, summarise the rest")
+    p.add_argument(
+        "--max-depth",
+        type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"),
+        metavar="D",
+        help="keep questions 1..D, summarise the rest",
+    )
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")

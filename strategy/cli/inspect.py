@@ -1,4 +1,5 @@
 """`strategy verify`, `stats`, `compare` and `race`: what a tree does, alone or against another."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,13 +39,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
         stats = verify(doc)
     except VerifyError as e:
         if args.json:
-            print_json({"ok": False, "tree": args.tree, "game": doc.game.spec, "objective": doc.objective,
-                        "failure": e.to_json()})
+            print_json(
+                {
+                    "ok": False,
+                    "tree": args.tree,
+                    "game": doc.game.spec,
+                    "objective": doc.objective,
+                    "failure": e.to_json(),
+                }
+            )
         log(f"strategy: error: {quote(args.tree)} fails verification: {e}")
         return EXIT_FALSE_TREE
     if args.json:
-        print_json({"ok": True, "tree": args.tree, "game": doc.game.spec, "objective": doc.objective,
-                     "stats": stats_json(stats)})
+        print_json(
+            {
+                "ok": True,
+                "tree": args.tree,
+                "game": doc.game.spec,
+                "objective": doc.objective,
+                "stats": stats_json(stats),
+            }
+        )
     else:
         print(f"ok: {quote(args.tree)} solves every secret of {doc.game.spec}")
         print(distribution_table(stats))
@@ -101,8 +116,12 @@ def cmd_race(args: argparse.Namespace) -> int:
         print_json({"game": a.game.spec, "rule": args.rule, "a": args.tree_a, "b": args.tree_b, **result.to_json()})
         return 0
     print(f"{a.game.spec}, rule {args.rule}: A = {quote(args.tree_a)}, B = {quote(args.tree_b)}")
-    for label, value in (("P(A wins)", result.a_wins), ("P(draw)", result.draw), ("P(B wins)", result.b_wins),
-                         ("A's score", result.score)):
+    for label, value in (
+        ("P(A wins)", result.a_wins),
+        ("P(draw)", result.draw),
+        ("P(B wins)", result.b_wins),
+        ("A's score", result.score),
+    ):
         print(f"{label:10} {float(value):.6f}  = {value}")
     return 0
 
@@ -123,38 +142,64 @@ def cmd_trees(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     """Register trees, verify, stats, compare, race."""
-    p = command(sub, "trees", "list the trees that ship with strategy",
-                "The shipped trees (proven optimal, or the best found for the open games), by name: any command that "
-                "takes a TREE takes such a name, or a game that names one (bulls:4x10 is bulls-4x10-total, "
-                "bulls:4x10/worst is bulls-4x10-worst).", cmd_trees)
+    p = command(
+        sub,
+        "trees",
+        "list the trees that ship with strategy",
+        "The shipped trees (proven optimal, or the best found for the open games), by name: any command that "
+        "takes a TREE takes such a name, or a game that names one (bulls:4x10 is bulls-4x10-total, "
+        "bulls:4x10/worst is bulls-4x10-worst).",
+        cmd_trees,
+    )
     p.add_argument("--json", action="store_true", help="print the list as one JSON document")
 
-    p = command(sub, "verify", "walk every secret through a tree and check its stats",
-                "Walk every secret of the game through the tree with the game's own rules; check every branch is "
-                "reached and the stored figures are true. Exit status 1 when the tree fails (a secret not found, a "
-                "branch never reached, a stored figure false; with --json, what failed as data), 2 when the file is "
-                "missing or not a tree of the game.", cmd_verify)
+    p = command(
+        sub,
+        "verify",
+        "walk every secret through a tree and check its stats",
+        "Walk every secret of the game through the tree with the game's own rules; check every branch is "
+        "reached and the stored figures are true. Exit status 1 when the tree fails (a secret not found, a "
+        "branch never reached, a stored figure false; with --json, what failed as data), 2 when the file is "
+        "missing or not a tree of the game.",
+        cmd_verify,
+    )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
     add_game(p, required=False)
     p.add_argument("--json", action="store_true", help="print the report as one JSON document")
 
-    p = command(sub, "stats", "distribution of the number of questions of a tree",
-                "Verify a tree and print how many secrets need each number of questions.", cmd_stats)
+    p = command(
+        sub,
+        "stats",
+        "distribution of the number of questions of a tree",
+        "Verify a tree and print how many secrets need each number of questions.",
+        cmd_stats,
+    )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
-    p.add_argument("--plot", metavar="FILE", help="also draw the distribution as a bar chart (.svg or .png; needs matplotlib)")
+    p.add_argument(
+        "--plot", metavar="FILE", help="also draw the distribution as a bar chart (.svg or .png; needs matplotlib)"
+    )
     p.add_argument("--json", action="store_true", help="print the report as one JSON document")
 
-    p = command(sub, "compare", "compare two trees of the same game",
-                "Verify two trees of the same game and print their figures side by side and the first node where "
-                "they differ.", cmd_compare)
+    p = command(
+        sub,
+        "compare",
+        "compare two trees of the same game",
+        "Verify two trees of the same game and print their figures side by side and the first node where they differ.",
+        cmd_compare,
+    )
     p.add_argument("tree_a", type=tree_argument, metavar="TREE_A", help=TREE_HELP)
     p.add_argument("tree_b", type=tree_argument, metavar="TREE_B", help=TREE_HELP)
     p.add_argument("--json", action="store_true", help="print the comparison as one JSON document")
 
-    p = command(sub, "race", "who wins a race between two fixed trees",
-                "The exact chances of a race between two trees of one game, each secret drawn uniformly: rule tie "
-                "(fewer questions wins, equal draws: the equalising turn of play --race) or first (A asks first, the "
-                "first to find wins).", cmd_race)
+    p = command(
+        sub,
+        "race",
+        "who wins a race between two fixed trees",
+        "The exact chances of a race between two trees of one game, each secret drawn uniformly: rule tie "
+        "(fewer questions wins, equal draws: the equalising turn of play --race) or first (A asks first, the "
+        "first to find wins).",
+        cmd_race,
+    )
     p.add_argument("tree_a", type=tree_argument, metavar="TREE_A", help=TREE_HELP)
     p.add_argument("tree_b", type=tree_argument, metavar="TREE_B", help=TREE_HELP)
     p.add_argument("--rule", choices=["tie", "first"], default="tie", help="tie (default) or first")

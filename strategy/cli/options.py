@@ -1,5 +1,6 @@
 """What every command shares: exit statuses, limits of the options, argparse types with one-line errors,
 output helpers, and the shared options. The tools under tools/ take their option helpers from here."""
+
 from __future__ import annotations
 
 import argparse
@@ -50,12 +51,20 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(line)
 
 
-def command(sub, name: str, summary: str, description: str, func: Callable[[argparse.Namespace], int],
-            epilog: str | None = None, compiled: bool = False) -> argparse.ArgumentParser:
+def command(
+    sub,
+    name: str,
+    summary: str,
+    description: str,
+    func: Callable[[argparse.Namespace], int],
+    epilog: str | None = None,
+    compiled: bool = False,
+) -> argparse.ArgumentParser:
     """Add a command to the parser's subcommands, run by `func`; `compiled`: it runs the engine's compiled kernels
     (checked before it starts: `require_compiled_code`)."""
-    p = sub.add_parser(name, help=summary, description=description, epilog=epilog,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        name, help=summary, description=description, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.set_defaults(func=func, compiled=compiled)
     return p
 
@@ -183,15 +192,27 @@ def _warm_up_apart(part: str, strategy: str) -> None:
 
     root = str(Path(__file__).resolve().parents[2])  # the folder this package is imported from
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]))
-    done = subprocess.run([sys.executable, "-c", "import sys; from strategy.cli import skip_blas_probe; "
-                           "skip_blas_probe(); from strategy.warmup import warm_up; warm_up(sys.argv[1], sys.argv[2])",
-                           part, strategy],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from strategy.cli import skip_blas_probe; "
+            "skip_blas_probe(); from strategy.warmup import warm_up; warm_up(sys.argv[1], sys.argv[2])",
+            part,
+            strategy,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     if done.returncode != 0:
         limit = _memory_limit() or 0
-        raise CommandError(f"compiling {PARTS[part]} failed under the memory limit of {limit >> 20} MB (ulimit -v "
-                           f"{limit >> 10}): the compiler needs more; raise the limit, or run once without it "
-                           f"(what it compiles is kept)")
+        raise CommandError(
+            f"compiling {PARTS[part]} failed under the memory limit of {limit >> 20} MB (ulimit -v "
+            f"{limit >> 10}): the compiler needs more; raise the limit, or run once without it "
+            f"(what it compiles is kept)"
+        )
 
 
 def _json_escape(c: str) -> str:
@@ -227,8 +248,9 @@ def tree_output(args: argparse.Namespace) -> None:
     """Refuse, before any work, to pour a tree onto a terminal (as gzip refuses): without -o the tree goes to
     standard output only when that is a pipe or a file."""
     if args.output in (None, "-") and sys.stdout.isatty():
-        raise CommandError("the tree would be written to the terminal: give -o FILE (or send standard output to a "
-                           "file or a pipe)")
+        raise CommandError(
+            "the tree would be written to the terminal: give -o FILE (or send standard output to a file or a pipe)"
+        )
 
 
 def needs_output_for_json(args: argparse.Namespace) -> None:
@@ -242,10 +264,16 @@ def check_writable(name: str | None, what: str) -> None:
         raise CommandError(f"the {what} {quote(name)} is a directory")
     if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):
         raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
-GAME_HELP = ("the game: bulls:4x10 (4 distinct symbols of 10), bulls:4x10:nz (no leading 0), "
-             "mastermind:4x6 (4 pegs, 6 colours); up to 1,000,000 codes")
-TREE_HELP = ("a tree file (JSON, or gzipped JSON; - reads standard input), a shipped tree's name (strategy trees "
-             "lists them), or a game that names one (bulls:4x10, bulls:4x10/worst)")
+
+
+GAME_HELP = (
+    "the game: bulls:4x10 (4 distinct symbols of 10), bulls:4x10:nz (no leading 0), "
+    "mastermind:4x6 (4 pegs, 6 colours); up to 1,000,000 codes"
+)
+TREE_HELP = (
+    "a tree file (JSON, or gzipped JSON; - reads standard input), a shipped tree's name (strategy trees "
+    "lists them), or a game that names one (bulls:4x10, bulls:4x10/worst)"
+)
 OUTPUT_HELP = "the tree file to write (default: standard output)"
 
 
@@ -255,9 +283,22 @@ def add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 def add_endgame_options(p: argparse.ArgumentParser, what: str, required: bool = False) -> None:
     """--exact-below N and its --budget, for build and improve."""
-    p.add_argument("--exact-below", type=int_in(3, MAX_TABLE_CODES, "--exact-below"), metavar="N", required=required,
-                   help=f"{what} (the exact engine; games up to {MAX_TABLE_CODES:,} codes)")
-    p.add_argument("--budget", type=positive_seconds, metavar="SECONDS",
-                   help="stop the exact searches after this long (the subtrees not solved by then stay as they were)")
-    p.add_argument("--store", metavar="FILE", help="SQLite store (as strategy solve's) of the endgames finished: a "
-                   "rerun after a budget or a Ctrl-C takes them from it and searches only the others")
+    p.add_argument(
+        "--exact-below",
+        type=int_in(3, MAX_TABLE_CODES, "--exact-below"),
+        metavar="N",
+        required=required,
+        help=f"{what} (the exact engine; games up to {MAX_TABLE_CODES:,} codes)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="stop the exact searches after this long (the subtrees not solved by then stay as they were)",
+    )
+    p.add_argument(
+        "--store",
+        metavar="FILE",
+        help="SQLite store (as strategy solve's) of the endgames finished: a "
+        "rerun after a budget or a Ctrl-C takes them from it and searches only the others",
+    )

@@ -1,4 +1,5 @@
 """`strategy solve` and `strategy bound`: proofs by exact search, and lower bounds by lookahead."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,9 +48,17 @@ def cmd_solve(args: argparse.Namespace) -> int:
     game = parse_game(args.game)
     needs_output_for_json(args)
     tree_output(args)
-    check_distinct([("-o", args.output), ("--store", args.store), ("--partial", args.partial), ("--log", args.log),
-                    *(("--incumbent", path) for path in args.incumbent), ("--against", args.against)],
-                   read_only=("--incumbent", "--against"))  # --trust names one of these: a qualifier, not a job
+    check_distinct(
+        [
+            ("-o", args.output),
+            ("--store", args.store),
+            ("--partial", args.partial),
+            ("--log", args.log),
+            *(("--incumbent", path) for path in args.incumbent),
+            ("--against", args.against),
+        ],
+        read_only=("--incumbent", "--against"),
+    )  # --trust names one of these: a qualifier, not a job
     check_output(args.output if args.output != "-" else None, "tree file")
     check_output(args.partial, "partial tree")
     for name, what in ((args.store, "store"), (args.log, "log")):
@@ -68,8 +77,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         try:
             given.append((args.partial, given_tree(args.partial, game, args.consistent_only)))
         except (TreeError, FileError) as e:  # something else would be lost when an interruption writes the file
-            raise CommandError(f"--partial {e}: not a tree of this search, which an interruption would overwrite: "
-                               "name a new file, or remove it") from None
+            raise CommandError(
+                f"--partial {e}: not a tree of this search, which an interruption would overwrite: "
+                "name a new file, or remove it"
+            ) from None
     known_bounds: dict[str, Trusted] = {}
     for path, doc in given:
         if os.path.realpath(path) in trusted:  # only a file the user vouches for brings the bound it claims
@@ -79,9 +90,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
     warmed_up("search", not args.json)  # after every check of the input: a wrong argument does not wait for it
     in_background("fallback")
     try:
-        report = solve_game(gt, objective, resources, progress=not args.quiet and not args.json,
-                            on_start=None if args.json else log, incumbents=[doc.root for _, doc in given],
-                            known_bounds=known_bounds)
+        report = solve_game(
+            gt,
+            objective,
+            resources,
+            progress=not args.quiet and not args.json,
+            on_start=None if args.json else log,
+            incumbents=[doc.root for _, doc in given],
+            known_bounds=known_bounds,
+        )
     except Interrupted as e:
         with signals_held():  # the search has stopped: a second Ctrl-C does not cut the partial tree's writing
             _report_partial(e.partial, game, args)
@@ -96,21 +113,43 @@ def cmd_solve(args: argparse.Namespace) -> int:
             log(line)
         reused = f", {run['reused_from_store']} read from the store" if run["reused_from_store"] else ""
         tasks = f"{run['tasks']} task{'s' if run['tasks'] != 1 else ''}"
-        log(f"search: {run['nodes']} nodes, {run['probes_tried']} probes tried, {tasks}{reused}, {run['seconds']} s, "
-            f"{run['executor']}")
+        log(
+            f"search: {run['nodes']} nodes, {run['probes_tried']} probes tried, {tasks}{reused}, {run['seconds']} s, "
+            f"{run['executor']}"
+        )
     if report.tree is None:
         if args.json:
-            print_json({"game": game.spec, "objective": report.objective, "proven": report.proven,
-                        "run": report.run, "output": None})
+            print_json(
+                {
+                    "game": game.spec,
+                    "objective": report.objective,
+                    "proven": report.proven,
+                    "run": report.run,
+                    "output": None,
+                }
+            )
         return EXIT_IMPOSSIBLE
     stats, _ = measure(game, report.tree)
     check_proof(report.proven, stats)
-    doc = TreeDoc(game, report.tree, report.objective, record.solved(args.consistent_only, report.proven, report.run),
-                  stats.to_json())
+    doc = TreeDoc(
+        game,
+        report.tree,
+        report.objective,
+        record.solved(args.consistent_only, report.proven, report.run),
+        stats.to_json(),
+    )
     save(doc, args.output)
     if args.json:
-        print_json({"game": game.spec, "objective": report.objective, "proven": report.proven,
-                    "run": report.run, "output": args.output, "stats": stats_json(stats)})
+        print_json(
+            {
+                "game": game.spec,
+                "objective": report.objective,
+                "proven": report.proven,
+                "run": report.run,
+                "output": args.output,
+                "stats": stats_json(stats),
+            }
+        )
     else:
         log(f"verified: {summary_line(stats)}")
     return 0
@@ -138,16 +177,25 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
     for line in partial.lines:  # the stages finished before the interruption
         log(line)
     average = f" (average {partial.lower_bound / game.count():.4f})" if partial.costs.name.startswith("total") else ""
-    log(f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}{average}"
+    log(
+        f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}{average}"
         f"; {100 * partial.progress:.1f}% of the search settled"
-        + "".join(f"; relies on {quote(t['file'])} (sha256 {t['sha256']})" for t in partial.relies_on))
+        + "".join(f"; relies on {quote(t['file'])} (sha256 {t['sha256']})" for t in partial.relies_on)
+    )
     if partial.tree is None:
         return
     stats, _ = measure(game, partial.tree)
     log(f"best complete tree found: {summary_line(stats)} (not proven optimal)")
     if args.partial:
-        generator = record.interrupted(partial.lower_bound, partial.objective, partial.costs.name, partial.proven,
-                                       args.consistent_only, partial.progress, partial.relies_on)
+        generator = record.interrupted(
+            partial.lower_bound,
+            partial.objective,
+            partial.costs.name,
+            partial.proven,
+            args.consistent_only,
+            partial.progress,
+            partial.relies_on,
+        )
         save(TreeDoc(game, partial.tree, "partial", generator, stats.to_json()), args.partial)
         log(f"written to {quote(args.partial)}")
 
@@ -184,85 +232,176 @@ def cmd_bound(args: argparse.Namespace) -> int:
     stored = f", what {quote(args.store)} has proven" if args.store else ""
     how = f"proven by {args.levels} levels of lookahead{exactly}{stored}, {seconds} s"
     if args.json:
-        print_json({"game": game.spec, "objective": costs.name, "consistent_only": args.consistent_only,
-                     "levels": args.levels, "exact_below": args.exact_below or None, "store": args.store,
-                     "feasible": feasible,
-                     "lower_bound": int(value) if feasible else None,
-                     "average": round(value / gt.size, 4) if feasible and not args.fewest_at else None,
-                     "seconds": seconds})
+        print_json(
+            {
+                "game": game.spec,
+                "objective": costs.name,
+                "consistent_only": args.consistent_only,
+                "levels": args.levels,
+                "exact_below": args.exact_below or None,
+                "store": args.store,
+                "feasible": feasible,
+                "lower_bound": int(value) if feasible else None,
+                "average": round(value / gt.size, 4) if feasible and not args.fewest_at else None,
+                "seconds": seconds,
+            }
+        )
     elif not feasible:
-        print(f"{game.spec}{probes}: no tree finds every secret within {args.fewest_at or args.max_depth} questions "
-              f"({how})")
+        print(
+            f"{game.spec}{probes}: no tree finds every secret within {args.fewest_at or args.max_depth} questions "
+            f"({how})"
+        )
     elif args.fewest_at:
-        print(f"{game.spec}{probes}: within {args.fewest_at} questions, at least {value} secrets need all of them "
-              f"({how})")
+        print(
+            f"{game.spec}{probes}: within {args.fewest_at} questions, at least {value} secrets need all of them ({how})"
+        )
     else:
-        print(f"{game.spec} {costs.name}{probes}: at least {value} questions, average {value / gt.size:.4f} "
-              f"({how})")
+        print(f"{game.spec} {costs.name}{probes}: at least {value} questions, average {value / gt.size:.4f} ({how})")
     return 0 if feasible else EXIT_IMPOSSIBLE
 
 
 def add_commands(sub) -> None:
     """Register solve, bound."""
-    p = command(sub, "solve", "build a provably optimal tree",
-                "Prove the optimal strategy of a game by exhaustive branch and bound, verify the tree over every "
-                "secret and write it with its proof record.", cmd_solve, compiled=True)
+    p = command(
+        sub,
+        "solve",
+        "build a provably optimal tree",
+        "Prove the optimal strategy of a game by exhaustive branch and bound, verify the tree over every "
+        "secret and write it with its proof record.",
+        cmd_solve,
+        compiled=True,
+    )
     add_game(p)
-    p.add_argument("--objective", default="total", choices=["total", "worst", "worst-then-fewest", "win", "within"],
-                   help="total: minimum total (average); worst: minimum worst case, then minimum total; "
-                        "worst-then-fewest: minimum worst case, then fewest secrets needing it; win: the best "
-                        "response in a race against --against TREE; within: the most secrets found within --max-depth K")
-    p.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
-                   help="with total: only trees that find every secret within D questions; with within: K")
-    p.add_argument("--against", type=tree_argument, metavar="TREE", help="with win: the fixed tree to beat (only its depth counts matter)")
-    p.add_argument("--rule", choices=["tie", "first"],
-                   help="with win: tie (fewer questions wins, equal draws) or first (first to find wins)")
-    p.add_argument("--seat", choices=["first", "second"],
-                   help="with win and rule first: who asks first (default first)")
+    p.add_argument(
+        "--objective",
+        default="total",
+        choices=["total", "worst", "worst-then-fewest", "win", "within"],
+        help="total: minimum total (average); worst: minimum worst case, then minimum total; "
+        "worst-then-fewest: minimum worst case, then fewest secrets needing it; win: the best "
+        "response in a race against --against TREE; within: the most secrets found within --max-depth K",
+    )
+    p.add_argument(
+        "--max-depth",
+        type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"),
+        metavar="D",
+        help="with total: only trees that find every secret within D questions; with within: K",
+    )
+    p.add_argument(
+        "--against",
+        type=tree_argument,
+        metavar="TREE",
+        help="with win: the fixed tree to beat (only its depth counts matter)",
+    )
+    p.add_argument(
+        "--rule",
+        choices=["tie", "first"],
+        help="with win: tie (fewer questions wins, equal draws) or first (first to find wins)",
+    )
+    p.add_argument(
+        "--seat", choices=["first", "second"], help="with win and rule first: who asks first (default first)"
+    )
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
-    p.add_argument("--jobs", type=int_in(1, MAX_JOBS, "--jobs"), metavar="N",
-                   help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)")
-    p.add_argument("--scheduler", metavar="ADDRESS", type=scheduler_address, help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)")
+    p.add_argument(
+        "--jobs",
+        type=int_in(1, MAX_JOBS, "--jobs"),
+        metavar="N",
+        help=f"worker processes, 1 to {MAX_JOBS} (default: all cores; small games run in one)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        type=scheduler_address,
+        help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)",
+    )
     p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
-    p.add_argument("--log", metavar="FILE", help="append one JSON line per finished task, or per probe of a batch "
-                   "(for tools/simulate_scaling.py)")
-    p.add_argument("--partial", metavar="FILE", help="if interrupted, write the best complete tree found (not proven "
-                   "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept")
-    p.add_argument("--incumbent", type=tree_argument, metavar="TREE", action="append", default=[],
-                   help="a complete tree of the game known beforehand (e.g. the consistent-only optimum), an upper "
-                        "bound and nothing more: if interrupted, the best tree found is never worse, and the search "
-                        "cuts anything worse (repeatable)")
-    p.add_argument("--trust", type=tree_argument, metavar="FILE", action="append", default=[],
-                   help="take the lower bound that the proof record of FILE (given with --incumbent or --partial) "
-                        "claims, unchecked: a stage that a given tree meets is then settled with no search, and "
-                        "the proof says it relies on FILE, with its SHA-256 (repeatable)")
-    p.add_argument("--plan", choices=["coarse", "fine"], help="task granularity (default: coarse below 8 workers, "
-                   "fine from 8: large refutations split too, more work but no long task; probes sent in batches)")
+    p.add_argument(
+        "--log",
+        metavar="FILE",
+        help="append one JSON line per finished task, or per probe of a batch (for tools/simulate_scaling.py)",
+    )
+    p.add_argument(
+        "--partial",
+        metavar="FILE",
+        help="if interrupted, write the best complete tree found (not proven "
+        "optimal); a better tree and a higher bound that FILE holds from an earlier run are kept",
+    )
+    p.add_argument(
+        "--incumbent",
+        type=tree_argument,
+        metavar="TREE",
+        action="append",
+        default=[],
+        help="a complete tree of the game known beforehand (e.g. the consistent-only optimum), an upper "
+        "bound and nothing more: if interrupted, the best tree found is never worse, and the search "
+        "cuts anything worse (repeatable)",
+    )
+    p.add_argument(
+        "--trust",
+        type=tree_argument,
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="take the lower bound that the proof record of FILE (given with --incumbent or --partial) "
+        "claims, unchecked: a stage that a given tree meets is then settled with no search, and "
+        "the proof says it relies on FILE, with its SHA-256 (repeatable)",
+    )
+    p.add_argument(
+        "--plan",
+        choices=["coarse", "fine"],
+        help="task granularity (default: coarse below 8 workers, "
+        "fine from 8: large refutations split too, more work but no long task; probes sent in batches)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as one JSON document (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
 
-    p = command(sub, "bound", "a proven lower bound, with no search for a tree",
-                "Prove a lower bound of a game's optimum by looking a few levels ahead: at each of them every "
-                "question is considered (one per symmetry class), and beyond the last the sets left are bounded by "
-                "level filling. Seconds or minutes for bounds far above what the search proves in hours on the "
-                "open games; each level costs far more than the one before.", cmd_bound, compiled=True)
+    p = command(
+        sub,
+        "bound",
+        "a proven lower bound, with no search for a tree",
+        "Prove a lower bound of a game's optimum by looking a few levels ahead: at each of them every "
+        "question is considered (one per symmetry class), and beyond the last the sets left are bounded by "
+        "level filling. Seconds or minutes for bounds far above what the search proves in hours on the "
+        "open games; each level costs far more than the one before.",
+        cmd_bound,
+        compiled=True,
+    )
     add_game(p)
     depth = p.add_mutually_exclusive_group()
-    depth.add_argument("--max-depth", type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"), metavar="D",
-                       help="the least total of the trees that find every secret within D questions")
-    depth.add_argument("--fewest-at", type=int_in(1, MAX_DEPTH_OPTION, "--fewest-at"), metavar="D",
-                       help="the fewest secrets that need all D questions, in the trees within D questions "
-                            "(default: the least total)")
+    depth.add_argument(
+        "--max-depth",
+        type=int_in(1, MAX_DEPTH_OPTION, "--max-depth"),
+        metavar="D",
+        help="the least total of the trees that find every secret within D questions",
+    )
+    depth.add_argument(
+        "--fewest-at",
+        type=int_in(1, MAX_DEPTH_OPTION, "--fewest-at"),
+        metavar="D",
+        help="the fewest secrets that need all D questions, in the trees within D questions (default: the least total)",
+    )
     p.add_argument("--consistent-only", action="store_true", help="only ask codes that may still be the secret")
-    p.add_argument("--levels", type=int_in(1, MAX_LOOKAHEAD, "--levels"), default=3, metavar="K",
-                   help=f"levels of lookahead, 1 to {MAX_LOOKAHEAD} (default 3)")
-    p.add_argument("--exact-below", type=int_in(3, MAX_TABLE_CODES, "--exact-below"), default=0, metavar="N",
-                   help="search the sets of at most N secrets exactly (at any level) instead of bounding them: "
-                        "a higher bound for a little more time (default: none)")
-    p.add_argument("--store", metavar="FILE",
-                   help="SQLite store of this game (a solve's, strategy solve --store, or a new file): the exact "
-                        "values and bounds it holds are used where the lookahead meets them, and what the bound "
-                        "proves is kept there, so a rerun resumes from it")
+    p.add_argument(
+        "--levels",
+        type=int_in(1, MAX_LOOKAHEAD, "--levels"),
+        default=3,
+        metavar="K",
+        help=f"levels of lookahead, 1 to {MAX_LOOKAHEAD} (default 3)",
+    )
+    p.add_argument(
+        "--exact-below",
+        type=int_in(3, MAX_TABLE_CODES, "--exact-below"),
+        default=0,
+        metavar="N",
+        help="search the sets of at most N secrets exactly (at any level) instead of bounding them: "
+        "a higher bound for a little more time (default: none)",
+    )
+    p.add_argument(
+        "--store",
+        metavar="FILE",
+        help="SQLite store of this game (a solve's, strategy solve --store, or a new file): the exact "
+        "values and bounds it holds are used where the lookahead meets them, and what the bound "
+        "proves is kept there, so a rerun resumes from it",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")

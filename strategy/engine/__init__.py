@@ -7,6 +7,7 @@ compiled, this package points numba's cache at a folder named by a hash of every
 of this package and `rules.py`, whose `feedback` is compiled into the table): any edit, a `git pull` or an
 upgrade gives a fresh folder, never a stale kernel. A `NUMBA_CACHE_DIR` set by the user is left alone.
 """
+
 from __future__ import annotations
 
 import hashlib

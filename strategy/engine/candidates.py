@@ -5,6 +5,7 @@ universe of codes the exact engine then searches.
 The arithmetic of `play.candidates.Candidates.answer_keys`: hits are equal symbols in equal places, the common
 symbols the sum over symbols of the smaller count (`rules.feedback`'s multiset rule).
 """
+
 from __future__ import annotations
 
 import numba

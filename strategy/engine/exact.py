@@ -36,6 +36,7 @@ node of at most 256 secrets the parts of a tried probe are bit sets, bounded fro
 (exact values, or lower bounds from a cut-off search) go to a fixed-size transposition table keyed
 by a 128-bit hash of (S, d). The driver can stop a running search through `control`.
 """
+
 from __future__ import annotations
 
 from typing import cast
@@ -105,9 +106,17 @@ def make_scratch(n_codes: int, n_classes: int) -> tuple:
     word = np.zeros(n_codes, dtype=np.uint64)
     two = n_codes if 16 < n_classes <= 32 else 0
     counts = np.zeros((n_codes if n_classes > 32 else 0, n_classes), dtype=np.uint8)
-    return (word, np.zeros(n_codes, dtype=np.uint64), np.zeros(n_codes, dtype=np.uint64),
-            np.zeros(n_codes, dtype=np.uint64), np.zeros(two, dtype=np.uint64), np.zeros(two, dtype=np.uint64),
-            counts, np.zeros(n_codes, dtype=np.int64), np.zeros(n_codes, dtype=np.bool_))
+    return (
+        word,
+        np.zeros(n_codes, dtype=np.uint64),
+        np.zeros(n_codes, dtype=np.uint64),
+        np.zeros(n_codes, dtype=np.uint64),
+        np.zeros(two, dtype=np.uint64),
+        np.zeros(two, dtype=np.uint64),
+        counts,
+        np.zeros(n_codes, dtype=np.int64),
+        np.zeros(n_codes, dtype=np.bool_),
+    )
 
 
 @numba.njit(cache=True)
@@ -157,7 +166,7 @@ def part_bounds(n, b, d, bounds):
     """part_bound[k] = level_fill(k, b, d + 1): the bound of a part of k secrets, k = 0..n."""
     cost, hit, miss = bounds
     if n < hit.shape[2] and d + 1 < hit.shape[1] and b < hit.shape[0]:
-        return hit[b, d + 1, :n + 1]
+        return hit[b, d + 1, : n + 1]
     out = np.empty(n + 1, dtype=np.int64)
     for k in range(n + 1):
         out[k] = fill_levels(k, b, d + 1, cost, ONE)
@@ -183,8 +192,12 @@ def count_packed(table, S, probes, every, acc):
         while i + 4 <= n:  # four rows per load and store of the counters: 1.5x faster than one
             r0, r1, r2, r3 = table[S[i]], table[S[i + 1]], table[S[i + 2]], table[S[i + 3]]
             for p in range(N):
-                acc[p] += ((one << (four * np.uint64(r0[p]))) + (one << (four * np.uint64(r1[p])))
-                           + (one << (four * np.uint64(r2[p]))) + (one << (four * np.uint64(r3[p]))))
+                acc[p] += (
+                    (one << (four * np.uint64(r0[p])))
+                    + (one << (four * np.uint64(r1[p])))
+                    + (one << (four * np.uint64(r2[p])))
+                    + (one << (four * np.uint64(r3[p])))
+                )
             i += 4
         for i in range(i, n):
             row = table[S[i]]
@@ -254,8 +267,12 @@ def evaluate_packed(acc, P, n, d, b, bounds, win, lb, ex):
             w, x, parts, small = _word(acc[p], wsh)
             b_here = max(b_here, parts)
             ex[p] = small
-            total = (w * hit + c1 * parts + c2 * (n - w - parts)
-                     + (c3 - c2) * (_excess(x & m4, t) + _excess((x >> np.uint64(4)) & m4, t)))
+            total = (
+                w * hit
+                + c1 * parts
+                + c2 * (n - w - parts)
+                + (c3 - c2) * (_excess(x & m4, t) + _excess((x >> np.uint64(4)) & m4, t))
+            )
             lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
     else:
         for p in range(P):
@@ -446,8 +463,12 @@ def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
             parts = np.int64((nz * np.uint64(0x0101010101010101)) >> np.uint64(56))
             b_here = max(b_here, parts)
             ex[p] = (_lanes_above(x0, 2) | _lanes_above(x1, 2) | _lanes_above(x2, 2) | _lanes_above(x3, 2)) == 0
-            total = (w * hit + c1 * parts + c2 * (n - w - parts)
-                     + dc * (_excess(x0, t) + _excess(x1, t) + _excess(x2, t) + _excess(x3, t)))
+            total = (
+                w * hit
+                + c1 * parts
+                + c2 * (n - w - parts)
+                + dc * (_excess(x0, t) + _excess(x1, t) + _excess(x2, t) + _excess(x3, t))
+            )
             lb[p] = INF if (parts == 1 and w == 0) or total >= INF else total
         return b_here
     for p in range(P):
@@ -472,8 +493,9 @@ def evaluate_lanes(E0, O0, E1, O1, P, n, d, b, bounds, n_classes, win, lb, ex):
         if parts > b_here:
             b_here = parts
         ex[p] = (_lanes_above(x0, 2) | _lanes_above(x1, 2) | _lanes_above(x2, 2) | _lanes_above(x3, 2)) == 0
-        over = check3 and (_lanes_above(x0, t3) | _lanes_above(x1, t3) | _lanes_above(x2, t3)
-                           | _lanes_above(x3, t3)) != 0
+        over = (
+            check3 and (_lanes_above(x0, t3) | _lanes_above(x1, t3) | _lanes_above(x2, t3) | _lanes_above(x3, t3)) != 0
+        )
         if shape_ok and not over:
             total = w * hit + c1 * parts + c2 * (n - w - parts)
             if n > t:
@@ -575,9 +597,16 @@ def answer_sets(table, S, probes, every, n_classes, acc):
             r0, r1, r2, r3 = table[S[i]], table[S[i + 1]], table[S[i + 2]], table[S[i + 3]]
             r4, r5, r6, r7 = table[S[i + 4]], table[S[i + 5]], table[S[i + 6]], table[S[i + 7]]
             for p in range(P):
-                a32[p] |= ((o << np.uint32(r0[p])) | (o << np.uint32(r1[p])) | (o << np.uint32(r2[p]))
-                           | (o << np.uint32(r3[p])) | (o << np.uint32(r4[p])) | (o << np.uint32(r5[p]))
-                           | (o << np.uint32(r6[p])) | (o << np.uint32(r7[p])))
+                a32[p] |= (
+                    (o << np.uint32(r0[p]))
+                    | (o << np.uint32(r1[p]))
+                    | (o << np.uint32(r2[p]))
+                    | (o << np.uint32(r3[p]))
+                    | (o << np.uint32(r4[p]))
+                    | (o << np.uint32(r5[p]))
+                    | (o << np.uint32(r6[p]))
+                    | (o << np.uint32(r7[p]))
+                )
             i += 8
         for i in range(i, n):
             row = table[S[i]]
@@ -627,6 +656,7 @@ def max_parts(table, S, probes, every, win, n_classes, acc):
 # refutations (tools/bench_refutation.py): 0.76x the time (--set 16 12 1), 0.85x (the default set), 0.78x
 # (fewest at 7, --set 15 3 0), with the same nodes; whole solves of the classic games about even.
 
+
 def make_content(table: np.ndarray, codes: np.ndarray, symbols: int, answers: list) -> tuple:
     """The content classes of a game's codes, for `parts_by_content`: (position-symbol bits of each code, its
     class, common symbols of two classes (hits + blows of their answer in the table), class starts, the codes'
@@ -636,8 +666,14 @@ def make_content(table: np.ndarray, codes: np.ndarray, symbols: int, answers: li
     n, length = codes.shape
     if length * symbols > 64 or 9 * length >= 64:
         e = np.zeros(0, dtype=np.uint64)
-        return e, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8), np.zeros(1, dtype=np.int64), e, \
-            np.zeros(0, dtype=np.int64)
+        return (
+            e,
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, 0), dtype=np.uint8),
+            np.zeros(1, dtype=np.int64),
+            e,
+            np.zeros(0, dtype=np.int64),
+        )
     held = np.zeros((n, symbols), dtype=np.int64)  # copies of each symbol in each code
     bits = np.zeros(n, dtype=np.uint64)
     for j in range(length):
@@ -859,7 +895,12 @@ def squares_from_counters(scratch, probes, n, n_classes):
                 sq += k * k
                 a >>= np.uint64(4)
         elif n_classes <= 32:
-            for a in (E0[p], O0[p], E1[p] if E1.shape[0] > 0 else np.uint64(0), O1[p] if O1.shape[0] > 0 else np.uint64(0)):
+            for a in (
+                E0[p],
+                O0[p],
+                E1[p] if E1.shape[0] > 0 else np.uint64(0),
+                O1[p] if O1.shape[0] > 0 else np.uint64(0),
+            ):
                 while a:
                     k = np.int64(a & np.uint64(255))
                     sq += k * k
@@ -958,8 +999,11 @@ def make_class_cache(n_codes: int) -> tuple:
 
     Plain arrays rather than a numba typed Dict, whose creation compiles its methods in every process
     (about 0.4 s, more than a small game's whole search)."""
-    return (np.zeros((CLASS_SLOTS, 2), dtype=np.int64), np.full(CLASS_SLOTS, -1, dtype=np.int64),
-            np.empty((CLASS_SLOTS, n_codes), dtype=np.int32))
+    return (
+        np.zeros((CLASS_SLOTS, 2), dtype=np.int64),
+        np.full(CLASS_SLOTS, -1, dtype=np.int64),
+        np.empty((CLASS_SLOTS, n_codes), dtype=np.int32),
+    )
 
 
 @numba.njit(cache=True)
@@ -990,11 +1034,11 @@ def node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history
     keys, lengths, pools = classes
     slot = (k1 ^ (k2 >> 17)) & (keys.shape[0] - 1)
     if lengths[slot] >= 0 and keys[slot, 0] == k1 and keys[slot, 1] == k2:
-        pool = pools[slot, :lengths[slot]]
+        pool = pools[slot, : lengths[slot]]
     else:
         pool = canonical_probes(codes, masks, all_probes, history, answers, perms, k, fix_zero, all_probes)
         keys[slot, 0], keys[slot, 1], lengths[slot] = k1, k2, pool.shape[0]
-        pools[slot, :pool.shape[0]] = pool
+        pools[slot, : pool.shape[0]] = pool
     if dead_symbols(asked, masks, S, k, fix_zero)[1] < 2:
         return pool
     return canonical_probes(codes, masks, pool, history, answers, perms, k, fix_zero, S)
@@ -1032,8 +1076,28 @@ def first_optimal(lb, ex, P, stop_at, floor):
 
 
 @numba.njit(cache=True)
-def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, pool, every, d, b, bounds,
-                         history, beta, stop_at, scratch, b_all, floor, counted):
+def bounded_then_reduced(
+    table,
+    codes,
+    masks,
+    perms,
+    all_probes,
+    params,
+    counters,
+    S,
+    pool,
+    every,
+    d,
+    b,
+    bounds,
+    history,
+    beta,
+    stop_at,
+    scratch,
+    b_all,
+    floor,
+    counted,
+):
     """probe_bounds for a small set: the byte-counter kernel bounds every probe of `pool` (every code of the
     game, or the candidates S themselves when probes must be consistent), and only those below the cut-off
     are reduced to their symmetry classes. A class's lowest code comes first in the pool, so the stop probe
@@ -1052,8 +1116,15 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
         b_here = fast_bounds(table, S, pool, every, d, b, bounds, n_classes, params[P_WIN], scratch)
     stop = first_optimal(lb_all, ex_all, P0, stop_at, floor)
     if stop >= 0:
-        return (np.empty(0, dtype=all_probes.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
-                np.empty(0, dtype=np.bool_), b_here, np.int64(pool[stop]), lb_all[stop])
+        return (
+            np.empty(0, dtype=all_probes.dtype),
+            np.empty(0, dtype=np.int64),
+            np.empty(0, dtype=np.int64),
+            np.empty(0, dtype=np.bool_),
+            b_here,
+            np.int64(pool[stop]),
+            lb_all[stop],
+        )
     fail_lb = floor
     cand = np.empty(P0, dtype=all_probes.dtype)
     alive = 0
@@ -1068,8 +1139,17 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
     if not every:
         for i in range(P0):
             where[pool[i]] = i
-    probes = canonical_probes(codes, masks, cand[:alive], history, history_answers(table, history, S), perms,
-                              params[P_SYMBOLS], params[P_FIX_ZERO] != 0, S)
+    probes = canonical_probes(
+        codes,
+        masks,
+        cand[:alive],
+        history,
+        history_answers(table, history, S),
+        perms,
+        params[P_SYMBOLS],
+        params[P_FIX_ZERO] != 0,
+        S,
+    )
     P = probes.shape[0]
     at = np.empty(P, dtype=np.int64)
     lb = np.empty(P, dtype=np.int64)
@@ -1082,8 +1162,25 @@ def bounded_then_reduced(table, codes, masks, perms, all_probes, params, counter
 
 
 @numba.njit(cache=True, nogil=True)
-def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b, bounds, history,
-                 beta, stop_at, scratch):
+def probe_bounds(
+    table,
+    codes,
+    masks,
+    perms,
+    all_probes,
+    params,
+    zs,
+    classes,
+    counters,
+    S,
+    d,
+    b,
+    bounds,
+    history,
+    beta,
+    stop_at,
+    scratch,
+):
     """Bounds of the probes worth trying at a node.
 
     Returns (probes, their bounds, sums of squares, exact flags, b_here, stop, fail_lb): `probes`
@@ -1099,19 +1196,79 @@ def probe_bounds(table, codes, masks, perms, all_probes, params, zs, classes, co
                 pool = np.empty(all_probes.shape[0], dtype=all_probes.dtype)
                 kept, most, floor = sift(table, S, d, b, bounds, n_classes, params[P_WIN], beta, scratch, pool)
                 if kept >= 0:
-                    return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S,
-                                                pool[:kept], NO, d, b, bounds, history, beta, stop_at, scratch,
-                                                most, floor, YES)
-            return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, all_probes, YES,
-                                        d, b, bounds, history, beta, stop_at, scratch, ZERO, INF, NO)
-        return bounded_then_reduced(table, codes, masks, perms, all_probes, params, counters, S, S, NO,
-                                    d, b, bounds, history, beta, stop_at, scratch, ZERO, INF, NO)
+                    return bounded_then_reduced(
+                        table,
+                        codes,
+                        masks,
+                        perms,
+                        all_probes,
+                        params,
+                        counters,
+                        S,
+                        pool[:kept],
+                        NO,
+                        d,
+                        b,
+                        bounds,
+                        history,
+                        beta,
+                        stop_at,
+                        scratch,
+                        most,
+                        floor,
+                        YES,
+                    )
+            return bounded_then_reduced(
+                table,
+                codes,
+                masks,
+                perms,
+                all_probes,
+                params,
+                counters,
+                S,
+                all_probes,
+                YES,
+                d,
+                b,
+                bounds,
+                history,
+                beta,
+                stop_at,
+                scratch,
+                ZERO,
+                INF,
+                NO,
+            )
+        return bounded_then_reduced(
+            table,
+            codes,
+            masks,
+            perms,
+            all_probes,
+            params,
+            counters,
+            S,
+            S,
+            NO,
+            d,
+            b,
+            bounds,
+            history,
+            beta,
+            stop_at,
+            scratch,
+            ZERO,
+            INF,
+            NO,
+        )
     win = params[P_WIN]
     empty = np.empty(0, dtype=all_probes.dtype)
     e64 = np.empty(0, dtype=np.int64)
     eb = np.empty(0, dtype=np.bool_)
-    probes = node_probes(codes, masks, perms, all_probes, params, zs, classes, S, history,
-                         history_answers(table, history, S))
+    probes = node_probes(
+        codes, masks, perms, all_probes, params, zs, classes, S, history, history_answers(table, history, S)
+    )
     P = probes.shape[0]
     counters[C_PAIRS] += n * P
     lb = np.empty(P, dtype=np.int64)
@@ -1187,20 +1344,26 @@ def window_step(gap, sizes, order, exact, big):
 @intrinsic
 def popcount(typingctx, x):
     """Set bits of a uint64 (LLVM's ctpop: one instruction where the CPU has it)."""
+
     def codegen(context, builder, signature, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]),
-                                            "llvm.ctpop.i64")
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]), "llvm.ctpop.i64"
+        )
         return builder.call(fn, args)
+
     return types.int64(types.uint64), codegen
 
 
 @intrinsic
 def lowest_bit(typingctx, x):
     """Index of the lowest set bit of a non-zero uint64 (LLVM's cttz)."""
+
     def codegen(context, builder, signature, args):
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]), "llvm.cttz.i64")
+            builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]), "llvm.cttz.i64"
+        )
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
     return types.int64(types.uint64), codegen
 
 
@@ -1445,8 +1608,30 @@ def largest_first(sizes, order):
 
 
 @numba.njit(cache=True, nogil=True)
-def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch, content,
-          S, d, beta, history, b_parent, hint, only_probe, control, live):
+def solve(
+    table,
+    codes,
+    masks,
+    perms,
+    all_probes,
+    params,
+    bounds,
+    zs,
+    tt,
+    counters,
+    classes,
+    scratch,
+    content,
+    S,
+    d,
+    beta,
+    history,
+    b_parent,
+    hint,
+    only_probe,
+    control,
+    live,
+):
     """(value, probe) of S at depth d if value < beta; otherwise (lower bound >= beta, -1).
 
     `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
@@ -1479,8 +1664,15 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
         if params[P_CONSISTENT] == 0 and content[0].shape[0] > 0:
             b_true = parts_by_content(S, content)
         else:
-            b_true = max_parts(table, S, S if params[P_CONSISTENT] else all_probes, params[P_CONSISTENT] == 0,
-                               params[P_WIN], n_classes, scratch[0])
+            b_true = max_parts(
+                table,
+                S,
+                S if params[P_CONSISTENT] else all_probes,
+                params[P_CONSISTENT] == 0,
+                params[P_WIN],
+                n_classes,
+                scratch[0],
+            )
         if b_true < b_parent:
             b_parent = b_true
             v, probe = bound_set(table, params, bounds, zs, tt, counters, scratch, S, d, b_parent)
@@ -1504,8 +1696,24 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             return lb[0], -1
     else:
         probes, lb, sq, ex, b_here, stop, fail_lb = probe_bounds(
-            table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
-            beta, lb0, scratch)
+            table,
+            codes,
+            masks,
+            perms,
+            all_probes,
+            params,
+            zs,
+            classes,
+            counters,
+            S,
+            d,
+            b_parent,
+            bounds,
+            history,
+            beta,
+            lb0,
+            scratch,
+        )
         if stop >= 0:  # proven optimal by the scan; fail_lb is then its value
             tt_store(tt, k1, k2, fail_lb - off, np.int64(stop), YES, n)
             return fail_lb, stop
@@ -1577,8 +1785,9 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
             if bits:
                 v, q = bound_part(params, bounds, zs, tt, counters, S, A, part_bits[c], d + 1, b_here)
             else:
-                v, q = bound_set(table, params, bounds, zs, tt, counters, scratch, part[starts[c]:starts[c + 1]],
-                                 d + 1, b_here)
+                v, q = bound_set(
+                    table, params, bounds, zs, tt, counters, scratch, part[starts[c] : starts[c + 1]], d + 1, b_here
+                )
             total += v - part_lb[c]
             part_lb[c] = v
             part_exact[c] = q >= 0
@@ -1597,9 +1806,28 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
                     continue
                 cut = best - total + part_lb[c] if deep else part_lb[c] + step
                 v, q = solve(
-                    table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch, content,
-                    members(S, part_bits[c]) if bits else part[starts[c]:starts[c + 1]], d + 1,
-                    cut, child_history, b_here, part_lb[c], no_probe, control, no_live,
+                    table,
+                    codes,
+                    masks,
+                    perms,
+                    all_probes,
+                    params,
+                    bounds,
+                    zs,
+                    tt,
+                    counters,
+                    classes,
+                    scratch,
+                    content,
+                    members(S, part_bits[c]) if bits else part[starts[c] : starts[c + 1]],
+                    d + 1,
+                    cut,
+                    child_history,
+                    b_here,
+                    part_lb[c],
+                    no_probe,
+                    control,
+                    no_live,
                 )
                 if control[K_STOP] != 0:
                     return INF, -1
@@ -1630,8 +1858,27 @@ def solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counte
 
 
 @numba.njit(cache=True)
-def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch, content,
-           S, d, value, history, b_parent, control):
+def choose(
+    table,
+    codes,
+    masks,
+    perms,
+    all_probes,
+    params,
+    bounds,
+    zs,
+    tt,
+    counters,
+    classes,
+    scratch,
+    content,
+    S,
+    d,
+    value,
+    history,
+    b_parent,
+    control,
+):
     """The canonical question of S at depth d, whose exact value is `value`: (probe, b_here).
 
     The first probe, in the order (bound, sum of squares, code), whose value equals `value`. Values
@@ -1642,8 +1889,24 @@ def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, count
     if n <= 2:
         return S[0], b_parent
     probes, lb, sq, ex, b_here, stop, fail = probe_bounds(
-        table, codes, masks, perms, all_probes, params, zs, classes, counters, S, d, b_parent, bounds, history,
-        value + 1, np.int64(-1), scratch)  # typed, as the driver passes it: a literal -1 is a second overload
+        table,
+        codes,
+        masks,
+        perms,
+        all_probes,
+        params,
+        zs,
+        classes,
+        counters,
+        S,
+        d,
+        b_parent,
+        bounds,
+        history,
+        value + 1,
+        np.int64(-1),
+        scratch,
+    )  # typed, as the driver passes it: a literal -1 is a second overload
     queue, mask = probe_queue(lb, sq)
     no_live = np.int64(0)
     left = queue.shape[0]
@@ -1652,8 +1915,30 @@ def choose(table, codes, masks, perms, all_probes, params, bounds, zs, tt, count
         left -= 1
         if lb[pi] > value:
             break
-        v, _ = solve(table, codes, masks, perms, all_probes, params, bounds, zs, tt, counters, classes, scratch,
-                     content, S, d, value + 1, history, b_parent, np.int64(-1), np.int64(probes[pi]), control, no_live)
+        v, _ = solve(
+            table,
+            codes,
+            masks,
+            perms,
+            all_probes,
+            params,
+            bounds,
+            zs,
+            tt,
+            counters,
+            classes,
+            scratch,
+            content,
+            S,
+            d,
+            value + 1,
+            history,
+            b_parent,
+            np.int64(-1),
+            np.int64(probes[pi]),
+            control,
+            no_live,
+        )
         if v == value:
             return probes[pi], b_here
     return -1, b_here
@@ -1694,8 +1979,9 @@ def half_level(table, params, bounds, zs, tt, counters, scratch, S, d, b, probes
                 break
             c = part_order[ci]
             fill = level_fill(sizes[c], b, d + 1, bounds)
-            v, _ = bound_set(table, params, bounds, zs, tt, counters, scratch, members[starts[c]:starts[c + 1]],
-                             d + 1, b)
+            v, _ = bound_set(
+                table, params, bounds, zs, tt, counters, scratch, members[starts[c] : starts[c + 1]], d + 1, b
+            )
             if v > fill:
                 total += v - fill
         if total >= INF:

@@ -12,6 +12,7 @@ others into singletons (optimal under every rule, and the tie-break prefers it);
 the node's symmetry classes is scored over the candidates, parallel over probes when the node is big.
 Ties go to a code that may be the secret, then the lowest code (class minima keep that exact).
 """
+
 from __future__ import annotations
 
 import numba
@@ -426,22 +427,34 @@ def subtree_state(state: dict, entry: int, n_classes: int) -> dict:
     """The state that builds the subtree of stack entry `entry` of `state` on its own: it shares the
     candidate permutation and scratch row (subtrees own disjoint ranges of both) and has its own nodes
     and stack, so that threads may build sibling subtrees at once. Its root has parent -1."""
-    return _state(state["perm"], state["tmp"], int(state["st_lo"][entry]), int(state["st_hi"][entry]),
-                  int(state["st_answer"][entry]), n_classes)
+    return _state(
+        state["perm"],
+        state["tmp"],
+        int(state["st_lo"][entry]),
+        int(state["st_hi"][entry]),
+        int(state["st_answer"][entry]),
+        n_classes,
+    )
 
 
 def _state(perm: np.ndarray, tmp: np.ndarray, lo: int, hi: int, answer: int, n_classes: int) -> dict:
     """A build of the candidates perm[lo:hi] (reached by `answer`; -1 at the top), its stack holding them."""
     cap = 2 * (hi - lo) + 2
     return {
-        "perm": perm, "tmp": tmp,
-        "node_probe": np.empty(cap, dtype=np.int32), "node_parent": np.empty(cap, dtype=np.int32),
-        "node_answer": np.empty(cap, dtype=np.int16), "node_depth": np.empty(cap, dtype=np.int32),
-        "st_lo": np.full(cap, lo, dtype=np.int64), "st_hi": np.full(cap, hi, dtype=np.int64),
-        "st_parent": np.full(cap, -1, dtype=np.int64), "st_answer": np.full(cap, answer, dtype=np.int64),
+        "perm": perm,
+        "tmp": tmp,
+        "node_probe": np.empty(cap, dtype=np.int32),
+        "node_parent": np.empty(cap, dtype=np.int32),
+        "node_answer": np.empty(cap, dtype=np.int16),
+        "node_depth": np.empty(cap, dtype=np.int32),
+        "st_lo": np.full(cap, lo, dtype=np.int64),
+        "st_hi": np.full(cap, hi, dtype=np.int64),
+        "st_parent": np.full(cap, -1, dtype=np.int64),
+        "st_answer": np.full(cap, answer, dtype=np.int64),
         "counters": np.array([1, 0, 0], dtype=np.int64),  # stack top, nodes, secrets finished
         "starts": np.empty(n_classes + 1, dtype=np.int64),
-        "seen": np.zeros(n_classes, dtype=np.bool_), "pending": np.full(1, -1, dtype=np.int64),
+        "seen": np.zeros(n_classes, dtype=np.bool_),
+        "pending": np.full(1, -1, dtype=np.int64),
     }
 
 
@@ -479,9 +492,43 @@ def probe_scores(layout, lut, width, cand, probes, n_classes, win, rule, klogk):
 
 
 @numba.njit(cache=True, nogil=True)
-def build_steps(codes, masks, perms, k, fix_zero, lut, width, n_classes, win, rule, consistent, first, history0,
-                big_work, layout, packed, use_packed, distinct, klogk, seen, perm, node_probe, node_parent, node_answer,
-                node_depth, st_lo, st_hi, st_parent, st_answer, counters, tmp, starts, budget, rand, pending):
+def build_steps(
+    codes,
+    masks,
+    perms,
+    k,
+    fix_zero,
+    lut,
+    width,
+    n_classes,
+    win,
+    rule,
+    consistent,
+    first,
+    history0,
+    big_work,
+    layout,
+    packed,
+    use_packed,
+    distinct,
+    klogk,
+    seen,
+    perm,
+    node_probe,
+    node_parent,
+    node_answer,
+    node_depth,
+    st_lo,
+    st_hi,
+    st_parent,
+    st_answer,
+    counters,
+    tmp,
+    starts,
+    budget,
+    rand,
+    pending,
+):
     """Build up to `budget` nodes of the greedy tree (state in the arrays; counters = top, nodes, done).
 
     Returns (status, candidates, probes): status 0 when the budget is spent or the tree is done; 1 when a

@@ -1,5 +1,6 @@
 """The compiled kernel of noisy-answer mode (`play.noisy`): the expected information of every probe when each
 answer may be replaced, with probability q, by one drawn uniformly from the game's answers."""
+
 from __future__ import annotations
 
 import numba

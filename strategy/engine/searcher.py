@@ -3,6 +3,7 @@
 goes through its methods. An objective is a cost vector (`Costs`: what a secret found at question r
 costs); `search.objectives` names the ones the tool proves.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -77,8 +78,10 @@ class Engine:
         self.all_probes = np.arange(gt.size, dtype=np.int32)
         self.cost = cost = spec.costs.array(gt.size)  # what a secret found at question r costs
         shift = bool(np.all(cost[1:] == np.arange(1, len(cost))))
-        self.params = np.array([len(gt.answers), gt.win, game.symbols, int(not game.leading_zero),
-                                int(spec.consistent_only), int(shift)], dtype=np.int64)
+        self.params = np.array(
+            [len(gt.answers), gt.win, game.symbols, int(not game.leading_zero), int(spec.consistent_only), int(shift)],
+            dtype=np.int64,
+        )
         self.bounds = exact.make_bounds(cost, len(gt.answers), exact.TABLE_DEPTHS, exact.BYTES_MAX)
         rng = np.random.default_rng(seed)
         width = max(gt.size, levels_for(gt.size) + 2)
@@ -98,30 +101,87 @@ class Engine:
     def branching(self, S: np.ndarray) -> int:
         """The most non-winning parts any probe makes of S (what a node passes to its children)."""
         if len(S) <= exact.BYTES_MAX and not self.spec.consistent_only:
-            return int(exact.fast_bounds(self.gt.table, S, self.all_probes, True, 0, self.root_branching, self.bounds,
-                                         len(self.gt.answers), self.gt.win, self.scratch))
+            return int(
+                exact.fast_bounds(
+                    self.gt.table,
+                    S,
+                    self.all_probes,
+                    True,
+                    0,
+                    self.root_branching,
+                    self.bounds,
+                    len(self.gt.answers),
+                    self.gt.win,
+                    self.scratch,
+                )
+            )
         probes = S if self.spec.consistent_only else self.all_probes
         lb = np.empty(len(probes), dtype=np.int64)
         sq = np.empty(len(probes), dtype=np.int64)
         ex = np.empty(len(probes), dtype=np.bool_)
-        return int(exact.scan(self.gt.table, S, probes, 0, self.root_branching, self.bounds, len(self.gt.answers),
-                              self.gt.win, lb, sq, ex))
+        return int(
+            exact.scan(
+                self.gt.table,
+                S,
+                probes,
+                0,
+                self.root_branching,
+                self.bounds,
+                len(self.gt.answers),
+                self.gt.win,
+                lb,
+                sq,
+                ex,
+            )
+        )
 
     def _args(self) -> tuple:
-        return (self.gt.table, self.gt.codes, self.gt.masks, self.perms, self.all_probes, self.params, self.bounds,
-                self.zs, self.tt, self.counters, self.classes, self.scratch, self.content)
+        return (
+            self.gt.table,
+            self.gt.codes,
+            self.gt.masks,
+            self.perms,
+            self.all_probes,
+            self.params,
+            self.bounds,
+            self.zs,
+            self.tt,
+            self.counters,
+            self.classes,
+            self.scratch,
+            self.content,
+        )
 
-    def solve(self, S: np.ndarray, d: int, beta: int, history: np.ndarray, b: int, control: np.ndarray | None = None,
-              live: bool = False, probe: int = -1, threaded: bool = True,
-              deadline: float | None = None) -> tuple[int, int]:
+    def solve(
+        self,
+        S: np.ndarray,
+        d: int,
+        beta: int,
+        history: np.ndarray,
+        b: int,
+        control: np.ndarray | None = None,
+        live: bool = False,
+        probe: int = -1,
+        threaded: bool = True,
+        deadline: float | None = None,
+    ) -> tuple[int, int]:
         """(value, probe) if value < beta, else (lower bound, -1); with `probe`, the value of that first question.
 
         Runs in a thread (the kernel releases the GIL) so that Ctrl-C and SIGTERM stop it at once, unless
         the caller stops it soon anyway (`threaded` False); `control` lets a driver lower the cut-off live;
         a threaded search still running at `deadline` (time.perf_counter()) stops there (Stopped)."""
         control = self.control if control is None else control
-        args = self._args() + (S, np.int64(d), np.int64(beta), history, np.int64(b), np.int64(-1), np.int64(probe),
-                               control, np.int64(1 if live else 0))
+        args = self._args() + (
+            S,
+            np.int64(d),
+            np.int64(beta),
+            history,
+            np.int64(b),
+            np.int64(-1),
+            np.int64(probe),
+            control,
+            np.int64(1 if live else 0),
+        )
         return self._threaded(exact.solve, args, control, threaded, deadline)
 
     def _threaded(self, fn, args, control, threaded: bool = True, deadline: float | None = None) -> tuple[int, int]:
@@ -160,19 +220,46 @@ class Engine:
     def bound_set(self, S: np.ndarray, d: int, b: int) -> tuple[int, int]:
         """The cheap bound of S (transposition table, level filling, a scan of its own candidates): (value, probe)
         when it proves the value outright, else (lower bound, -1)."""
-        value, probe = exact.bound_set(self.gt.table, self.params, self.bounds, self.zs, self.tt, self.counters,
-                                       self.scratch, S, np.int64(d), np.int64(b))
+        value, probe = exact.bound_set(
+            self.gt.table,
+            self.params,
+            self.bounds,
+            self.zs,
+            self.tt,
+            self.counters,
+            self.scratch,
+            S,
+            np.int64(d),
+            np.int64(b),
+        )
         return int(value), int(probe)
 
-    def probe_bounds(self, S: np.ndarray, d: int, b: int, history: np.ndarray,
-                     beta: int = int(INF)) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    def probe_bounds(
+        self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int = int(INF)
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
         """The canonical probes of S worth trying below beta (one per symmetry class), their level-fill bounds and
         sums of squared part sizes, the most non-winning parts any probe makes of S (valid for every subset), and
         the least bound of the probes left out (INF if none)."""
         gt = self.gt
         probes, lb, sq, _, b_here, _, fail = exact.probe_bounds(
-            gt.table, gt.codes, gt.masks, self.perms, self.all_probes, self.params, self.zs, self.classes,
-            self.counters, S, np.int64(d), np.int64(b), self.bounds, history, np.int64(beta), np.int64(-1), self.scratch)
+            gt.table,
+            gt.codes,
+            gt.masks,
+            self.perms,
+            self.all_probes,
+            self.params,
+            self.zs,
+            self.classes,
+            self.counters,
+            S,
+            np.int64(d),
+            np.int64(b),
+            self.bounds,
+            history,
+            np.int64(beta),
+            np.int64(-1),
+            self.scratch,
+        )
         return probes, lb, sq, int(b_here), int(fail)
 
     def value(self, S: np.ndarray, d: int, history: np.ndarray, b: int) -> int:
@@ -191,13 +278,19 @@ class Engine:
         if n == 1:
             return tree_node(gt.code_str(int(S[0])), {})
         if n == 2:
-            return tree_node(gt.code_str(int(S[0])), {gt.answer_str(int(gt.table[S[0], S[1]])): tree_node(gt.code_str(int(S[1])), {})})
+            return tree_node(
+                gt.code_str(int(S[0])),
+                {gt.answer_str(int(gt.table[S[0], S[1]])): tree_node(gt.code_str(int(S[1])), {})},
+            )
         if probe >= 0:
             b_here = self.branching(S)
         else:
-            probe, b_here = self._threaded(exact.choose, self._args() + (S, np.int64(d), np.int64(value), history,
-                                                                       np.int64(b), self.control), self.control,
-                                           threaded=n > SMALL_SET)
+            probe, b_here = self._threaded(
+                exact.choose,
+                self._args() + (S, np.int64(d), np.int64(value), history, np.int64(b), self.control),
+                self.control,
+                threaded=n > SMALL_SET,
+            )
         if probe < 0:
             raise RuntimeError(f"no question reaches the proven value {value} (a set of {n} secrets at depth {d})")
         members, starts = split(gt.table, S, probe, len(gt.answers))
@@ -206,7 +299,7 @@ class Engine:
         for c in range(len(gt.answers)):
             if c == gt.win or starts[c] == starts[c + 1]:
                 continue
-            part = members[starts[c]:starts[c + 1]]
+            part = members[starts[c] : starts[c + 1]]
             v = self.value(part, d + 1, child_history, int(b_here))
             children[gt.answer_str(c)] = self.extract(part, d + 1, v, child_history, int(b_here))
         return tree_node(gt.code_str(int(probe)), children)

@@ -10,6 +10,7 @@ symbols never asked are interchangeable and are relabelled in order of appearanc
 are the symbols that no remaining candidate contains ("dead": they score nothing against any
 candidate, asked or not).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -71,8 +72,7 @@ def reorderings(answers: np.ndarray, h: int, limit: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def stabiliser(codes: np.ndarray, history: np.ndarray, answers: np.ndarray, perms: np.ndarray, k: int,
-               fix_zero: bool):
+def stabiliser(codes: np.ndarray, history: np.ndarray, answers: np.ndarray, perms: np.ndarray, k: int, fix_zero: bool):
     """Symmetries mapping the questions `history` with their `answers` onto themselves, so the candidate set
     onto itself: (position perms, symbol maps on asked symbols, asked mask).
 

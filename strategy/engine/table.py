@@ -6,6 +6,7 @@ hits and blows as vector passes over all secrets (tests compare it with
 (uint8): 25 MB for the 5040 codes of bulls 4x10, 914 MB for the 30240 codes of
 bulls 5x10, 1.07 GB for mastermind 5x8; games above 50000 codes are refused.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,8 +20,9 @@ from .symmetry import symbol_masks
 
 
 @numba.njit(cache=True)
-def _fill_row(columns: np.ndarray, counts: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray,
-              p: int) -> None:
+def _fill_row(
+    columns: np.ndarray, counts: np.ndarray, class_of: np.ndarray, width: int, out: np.ndarray, p: int
+) -> None:
     """Row p of the table: the answers of probe p to every secret, one symbol or position at a time.
 
     rules.feedback's hits and blows, computed as vector passes over all secrets (contiguous loops the

@@ -5,6 +5,7 @@ edges carry the `answer`; the graph carries the game and the tree's objective (i
 as escapes, which XML cannot hold). Cut at a depth, each cut branch ends in a node labelled with the number
 of secrets below it, so the DOT file renders as a readable picture of the top of the tree.
 """
+
 from __future__ import annotations
 
 import io
@@ -32,7 +33,7 @@ def to_graph(doc: TreeDoc, max_depth: int | None = None) -> nx.DiGraph:
         else:
             guess = node["guess"]
             g.add_node(nid, probe=guess, remaining=len(secrets), depth=depth, label=f"{guess}\n({len(secrets)})")
-        del last_at_depth[depth - 1:]
+        del last_at_depth[depth - 1 :]
         last_at_depth.append(nid)
         if path:
             answer = path[-1][1]

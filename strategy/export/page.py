@@ -4,6 +4,7 @@ The page (`page.html`, plain JavaScript and CSS) gets the tree document and the 
 JSON; its Content-Security-Policy forbids every request, so it works from file:// or any static host.
 The JavaScript repeats the rules (`rules.feedback`) and the walker's rules; the tests compare both.
 """
+
 from __future__ import annotations
 
 import html

@@ -1,4 +1,5 @@
 """Bar chart of the number of questions (matplotlib, an optional extra: pip install 'strategy[plot]')."""
+
 from __future__ import annotations
 
 import io

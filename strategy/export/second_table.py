@@ -3,6 +3,7 @@
 Like Tanaka's table (reprinted in seed 001) but computed from a tree, so its totals add up:
 the class totals are the questions after the first, summed over the class's secrets.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,7 +31,15 @@ class Row:
         if self.second:
             vs = game.format_answer(feedback(game.parse_code(first), game.parse_code(self.second)))
         avg = f"{self.questions / self.secrets:.4f}" if self.secrets else ""
-        return [self.answer, self.second or "-", "yes" if self.consistent else "no", self.secrets, self.questions, avg, vs]
+        return [
+            self.answer,
+            self.second or "-",
+            "yes" if self.consistent else "no",
+            self.secrets,
+            self.questions,
+            avg,
+            vs,
+        ]
 
 
 def second_question_table(doc: TreeDoc) -> list[Row]:
@@ -54,15 +63,18 @@ def second_question_table(doc: TreeDoc) -> list[Row]:
 
 def format_table(doc: TreeDoc, rows: list[Row]) -> str:
     first = doc.root["guess"]
-    lines = [f"first question {first} ({doc.game.spec}, {printable(doc.objective)})",
-             f"{'answer':>6}  {'second':>8}  {'consistent':>10}  {'secrets':>7}  {'questions':>9}  {'average':>7}  {'vs first':>8}"]
+    lines = [
+        f"first question {first} ({doc.game.spec}, {printable(doc.objective)})",
+        f"{'answer':>6}  {'second':>8}  {'consistent':>10}  {'secrets':>7}  {'questions':>9}  {'average':>7}  {'vs first':>8}",
+    ]
     for row in rows:
         a, s, c, n, q, avg, vs = row.values(first, doc.game)
         lines.append(f"{a:>6}  {s:>8}  {c:>10}  {n:>7}  {q:>9}  {avg:>7}  {vs:>8}")
     total_q = sum(r.questions for r in rows)
     secrets = sum(r.secrets for r in rows)
-    lines.append(f"classes {len(rows)}  secrets {secrets}  questions after the first {total_q}  "
-                 f"total {total_q + secrets}")
+    lines.append(
+        f"classes {len(rows)}  secrets {secrets}  questions after the first {total_q}  total {total_q + secrets}"
+    )
     lines += ["", *LEGEND]
     return "\n".join(lines)
 
@@ -88,8 +100,15 @@ def table_json(doc: TreeDoc, rows: list[Row]) -> dict:
         out.append(values)
     secrets = sum(r.secrets for r in rows)
     after = sum(r.questions for r in rows)
-    return {"game": doc.game.spec, "objective": doc.objective, "first": first, "rows": out,
-            "secrets": secrets, "questions_after_first": after, "total": after + secrets}
+    return {
+        "game": doc.game.spec,
+        "objective": doc.objective,
+        "first": first,
+        "rows": out,
+        "secrets": secrets,
+        "questions_after_first": after,
+        "total": after + secrets,
+    }
 
 
 def table_csv(doc: TreeDoc, rows: list[Row]) -> str:

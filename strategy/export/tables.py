@@ -7,6 +7,7 @@ remaining secrets. Rows are streamed depth first, so memory stays bounded by one
 format carries the table's metadata (`metadata`: the game, the objective, the total): SQLite in its
 `metadata` table, JSON lines as their first line, CSV in a sidecar file `OUT.meta.json`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,8 +51,15 @@ def metadata(doc: TreeDoc, depth_of: dict[str, int] | None = None) -> dict:
     summed over every secret, the root row's `questions`) and the number of rows."""
     if depth_of is None:
         depth_of = measure(doc.game, doc.root)[1]
-    return {"format": FORMAT, "version": VERSION, "game": doc.game.spec, "objective": doc.objective,
-            "secrets": len(depth_of), "total": sum(depth_of.values()), "rows": question_nodes(doc.root)}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": doc.game.spec,
+        "objective": doc.objective,
+        "secrets": len(depth_of),
+        "total": sum(depth_of.values()),
+        "rows": question_nodes(doc.root),
+    }
 
 
 def rows(doc: TreeDoc, progress: bool = False, depth_of: dict[str, int] | None = None) -> Iterator[Row]:
@@ -153,4 +161,3 @@ def _sqlite(doc: TreeDoc, path: str, progress: bool, depth_of: dict[str, int], m
     finally:
         con.close()
     return n
-

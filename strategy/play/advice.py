@@ -7,6 +7,7 @@ a short budget, proven bounds otherwise, labelled so.
 Standard library only until advice is asked: the engine (NumPy, numba, the game's feedback table) is loaded then,
 once per game, and kept. The text of the advice events (also `strategy analyse`'s) is rendered here too.
 """
+
 from __future__ import annotations
 
 import threading
@@ -47,6 +48,7 @@ class Advisor:
     def preload(self) -> None:
         """Load the engine in a background thread (a person reads and types meanwhile); a failure there is told
         when advice is asked."""
+
         def load() -> None:
             try:
                 self.analyser()
@@ -61,8 +63,12 @@ class Advisor:
         return position_from_history(self.analyser().gt, history)
 
     # -- advice ---------------------------------------------------------------------------------
-    def hint(self, history: list[tuple[str, str]], budget: float = ADVICE_SECONDS,
-             alternative: Callable[[], tuple[str, int] | None] | None = None) -> dict:
+    def hint(
+        self,
+        history: list[tuple[str, str]],
+        budget: float = ADVICE_SECONDS,
+        alternative: Callable[[], tuple[str, int] | None] | None = None,
+    ) -> dict:
         """The best question from the position: the engine's, proven best when its search finishes in `budget`;
         else the question with the least proven upper bound of the engine's best candidate and `alternative`
         (a complete strategy's first question and total, such as a tree's), with bounds. Row fields (as
@@ -77,12 +83,17 @@ class Advisor:
             other = alternative() if alternative is not None else None
             return None if other is None else (gt.index(self.game.read_code(other[0])), other[1])
 
-        analysis = self.analyser().analyse(pos, top=1, deadline=deadline, lines=False, quick=True, share=HINT_SHARE,
-                                           incumbent=incumbent, classes=False)
+        analysis = self.analyser().analyse(
+            pos, top=1, deadline=deadline, lines=False, quick=True, share=HINT_SHARE, incumbent=incumbent, classes=False
+        )
         best, lower = analysis.rows[0], analysis.best_lower[0]
         known = analysis.incumbent
-        if analysis.best is None and known is not None and analysis.incumbent_class != best.probe and \
-                (best.upper is None or known[1] < best.upper[0]):  # the caller's strategy is the better bet
+        if (
+            analysis.best is None
+            and known is not None
+            and analysis.incumbent_class != best.probe
+            and (best.upper is None or known[1] < best.upper[0])
+        ):  # the caller's strategy is the better bet
             return self._hint_of(pos, self._row_of(pos, gt.code_str(known[0]), lower, known[1]), False, lower)
         return self._hint_of(pos, row_json(best, "total", pos.n), analysis.best is not None, lower)
 
@@ -126,16 +137,25 @@ def advisor_for(game: Game) -> Advisor:
         return _ADVISORS[game]
 
 
-def off_tree_question(game: Game, history: list[tuple[str, str]],
-                      tree: Callable[[], tuple[str, int] | None], budget: float = ADVICE_SECONDS) -> str:
+def off_tree_question(
+    game: Game,
+    history: list[tuple[str, str]],
+    tree: Callable[[], tuple[str, int] | None],
+    budget: float = ADVICE_SECONDS,
+) -> str:
     """The walker's question once the history has left its tree's path: the engine's best question, proven best
     when its search finishes within `budget`; otherwise whichever of the engine's best candidate and the tree's own
     continuation (`tree()`: its question and total, or None) has the least proven total."""
     return advisor_for(game).hint(history, budget, tree)["code"]
 
 
-def command(advisor: Advisor, history: list[tuple[str, str]], text: str, number: int,
-            alternative: Callable[[], tuple[str, int] | None] | None = None) -> list[dict] | None:
+def command(
+    advisor: Advisor,
+    history: list[tuple[str, str]],
+    text: str,
+    number: int,
+    alternative: Callable[[], tuple[str, int] | None] | None = None,
+) -> list[dict] | None:
     """The events answering an advice command (`hint`, `analyse [K]`, `grade CODE`) at the position `history`,
     whose next question is `number`; None when the line is no advice command."""
     words = text.split()
@@ -149,7 +169,9 @@ def command(advisor: Advisor, history: list[tuple[str, str]], text: str, number:
             top = None
             if len(words) == 2:
                 if not (words[1].isascii() and words[1].isdigit() and 0 < int(words[1][:7]) <= 1_000_000):
-                    return [_refused(text, "write analyse, or analyse K for the K best questions (K from 1)", "bad_command")]
+                    return [
+                        _refused(text, "write analyse, or analyse K for the K best questions (K from 1)", "bad_command")
+                    ]
                 top = int(words[1])
             return [{"event": "analysis", "number": number, **advisor.analyse(history, top)}]
         if verb == "grade" and len(words) == 2:
@@ -187,13 +209,18 @@ def value_text(row: dict, n: int) -> str:
         if row["exact"]:
             return f"{lo['total']} question{'s' if lo['total'] != 1 else ''} in total (average {lo['total'] / n:.4f})"
         top = "?" if hi is None else hi["total"]
-        return (f"between {lo['total']} and {top} questions in total (average "
-                f"{_average(lo['total'], None if hi is None else hi['total'], n)}; proven bounds)")
+        return (
+            f"between {lo['total']} and {top} questions in total (average "
+            f"{_average(lo['total'], None if hi is None else hi['total'], n)}; proven bounds)"
+        )
     if row["exact"]:
         return f"worst case {lo['worst']}, {lo['total']} questions in total within it (average {lo['total'] / n:.4f})"
     worst = _span(lo["worst"], None if hi is None else hi["worst"])
-    total = f"at least {lo['total']}" if hi is None or hi["worst"] != lo["worst"] else \
-        f"between {lo['total']} and {hi['total']}"
+    total = (
+        f"at least {lo['total']}"
+        if hi is None or hi["worst"] != lo["worst"]
+        else f"between {lo['total']} and {hi['total']}"
+    )
     return f"worst case {worst}, {total} questions in total (proven bounds)"
 
 
@@ -213,8 +240,11 @@ def table_lines(doc: dict, budget: float | None) -> list[str]:
     n, rows = doc["secrets"], doc["questions"]
     worst = doc["objective"] == "worst"
     best = doc["value"]
-    head = ["#", "question", "class", "secret?"] + (["worst"] if worst else []) + \
-        ["total", "average", "vs best", "parts", "best line"]
+    head = (
+        ["#", "question", "class", "secret?"]
+        + (["worst"] if worst else [])
+        + ["total", "average", "vs best", "parts", "best line"]
+    )
     table = []
     for i, row in enumerate(rows, 1):
         lo, hi = row["lower"], row["upper"]
@@ -234,11 +264,15 @@ def table_lines(doc: dict, budget: float | None) -> list[str]:
         table.append(cells)
     widths = [max(len(r[j]) for r in [head] + table) for j in range(len(head))]
     right = {0, 2} | set(range(4, len(head) - 2))
-    out = ["  ".join(c.rjust(widths[j]) if j in right else c.ljust(widths[j]) for j, c in enumerate(r)).rstrip()
-           for r in [head] + table]
+    out = [
+        "  ".join(c.rjust(widths[j]) if j in right else c.ljust(widths[j]) for j, c in enumerate(r)).rstrip()
+        for r in [head] + table
+    ]
     what = "the fewest in the worst case, then the least total within it" if worst else "the least total"
-    out.append(f"value: {what}, in further questions (this one and the last included) over the {n} "
-               f"secret{'s' if n != 1 else ''}; average: per secret; class: the questions equivalent to it")
+    out.append(
+        f"value: {what}, in further questions (this one and the last included) over the {n} "
+        f"secret{'s' if n != 1 else ''}; average: per secret; class: the questions equivalent to it"
+    )
     if not all(r["exact"] for r in rows):
         why = f"the search did not finish within the budget of {budget:g} s" if budget else "no search finished"
         out.append(f"[lower, upper]: proven bounds, not values ({why}); ?: no complete tree priced in time")
@@ -256,8 +290,10 @@ def grade_lines(doc: dict, budget: float | None = None) -> list[str]:
     n, row, best = doc["candidates"], doc["question"], doc["best"]
     like = f" (equivalent to {row['equivalent_to']})" if row["equivalent_to"] else ""
     sizes = " ".join(str(p["secrets"]) for p in row["parts"]) or "none"
-    out = [f"{row['code']}{like}: {value_text(row, n)}; "
-           f"{'it may be the secret' if row['may_be_secret'] else 'it cannot be the secret'}; parts {sizes}"]
+    out = [
+        f"{row['code']}{like}: {value_text(row, n)}; "
+        f"{'it may be the secret' if row['may_be_secret'] else 'it cannot be the secret'}; parts {sizes}"
+    ]
     if best is not None and best["code"] != row["code"]:
         label = "the best question" if doc["best_proven"] else "the best question found (not proven best)"
         out.append(f"{label}: {best['code']}, {value_text(best, n)}")
@@ -265,11 +301,14 @@ def grade_lines(doc: dict, budget: float | None = None) -> list[str]:
     low, high = cost["lower"], cost["upper"]
     if cost["exact"]:
         if "worst" in low and (low["worst"] or low["total"]):
-            out.append(f"{row['code']} costs {low['worst']} more in the worst case and {low['total']} more "
-                       "questions in total")
+            out.append(
+                f"{row['code']} costs {low['worst']} more in the worst case and {low['total']} more questions in total"
+            )
         elif low["total"]:
-            out.append(f"{row['code']} costs {low['total']} question{'s' if low['total'] != 1 else ''} more in "
-                       f"total than the best ({low['total'] / n:.4f} per secret)")
+            out.append(
+                f"{row['code']} costs {low['total']} question{'s' if low['total'] != 1 else ''} more in "
+                f"total than the best ({low['total'] / n:.4f} per secret)"
+            )
         else:
             out.append(f"{row['code']} is a best question")
     else:
@@ -277,8 +316,10 @@ def grade_lines(doc: dict, budget: float | None = None) -> list[str]:
         top = "?" if high is None or high.get(key) is None else high[key]
         what = "questions in the worst case" if key == "worst" else "questions in total"
         why = f" within the budget of {budget:g} s" if budget else ""
-        out.append(f"{row['code']} costs between {low[key]} and {top} more {what} than the best (proven bounds: "
-                   f"not every search finished{why})")
+        out.append(
+            f"{row['code']} costs between {low[key]} and {top} more {what} than the best (proven bounds: "
+            f"not every search finished{why})"
+        )
     return out
 
 
@@ -289,5 +330,7 @@ def hint_lines(e: dict) -> list[str]:
     if e["proven_best"]:
         return [f"hint: ask {e['code']} ({secret}): the best question, {value_text(e, n)}"]
     low = e["position_lower"]["total"]
-    return [f"hint: ask {e['code']} ({secret}): {value_text(e, n)}; not proven best within {ADVICE_SECONDS:g} s, "
-            f"and no question can do better than {low} ({low / n:.4f} on average)"]
+    return [
+        f"hint: ask {e['code']} ({secret}): {value_text(e, n)}; not proven best within {ADVICE_SECONDS:g} s, "
+        f"and no question can do better than {low} ({low / n:.4f} on average)"
+    ]

@@ -12,6 +12,7 @@ A candidate's index is its rank in `Game.codes()` (lexicographic), and every cod
 that order without building Python tuples (`every_columns`). NumPy only, no numba: the tree player loads this
 module at its first answer, live play while its first question waits.
 """
+
 from __future__ import annotations
 
 import functools
@@ -106,8 +107,12 @@ class Candidates:
 
     def take(self, which: np.ndarray) -> "Candidates":
         """A subset by boolean mask or by positions."""
-        return Candidates(self.game, self.index[which], np.ascontiguousarray(self.cols[:, which]),
-                          np.ascontiguousarray(self.counts[:, which]))
+        return Candidates(
+            self.game,
+            self.index[which],
+            np.ascontiguousarray(self.cols[:, which]),
+            np.ascontiguousarray(self.counts[:, which]),
+        )
 
     def parts(self, probe: Code) -> dict[Answer, "Candidates"]:
         """The candidates split by their answer to `probe`, in answer order."""

@@ -2,6 +2,7 @@
 
 Standard library and orjson only.
 """
+
 from __future__ import annotations
 
 import re
@@ -104,11 +105,15 @@ class TextChannel:
         spec, words = e["game"], "black and white" if self.game.name == "mastermind" else "hits and blows"
         if self.mode in ("offence", "noisy"):
             labelled = "1B2W" if self.game.name == "mastermind" else "1H2B"
-            self.say(f"{spec}: think of a secret and answer {words} (1,2 or 12 or {labelled}; "
-                     f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits.")
+            self.say(
+                f"{spec}: think of a secret and answer {words} (1,2 or 12 or {labelled}; "
+                f"{self.game.length} = all {self.pegs.split(',')[0]}); q quits."
+            )
         elif self.mode == "defence":
-            self.say(f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; "
-                     "hint gives the best question, grade CODE and analyse [K] the value of questions; q quits.")
+            self.say(
+                f"I have a secret of {spec}. Ask codes like {self.game.format_code(self.game.code_at(0))}; "
+                "hint gives the best question, grade CODE and analyse [K] the value of questions; q quits."
+            )
         elif self.mode == "race":
             self.say(f"Race on {spec}. Think of your secret; I have mine. {RACE_RULE}")
 
@@ -211,8 +216,10 @@ class TextChannel:
 def my_table(rows: list[dict], title: str) -> str:
     lines = [f"===== {title} =====", f"{'#':>3}  {'remaining':>9}  {'question':>8}  answer"]
     for r in rows:
-        lines.append(f"{r['number']:>3}  {r['candidates']:>9}  {r['code']:>8}  {r['answer']}"
-                     f"{' (corrected)' if r['corrected'] else ''}")
+        lines.append(
+            f"{r['number']:>3}  {r['candidates']:>9}  {r['code']:>8}  {r['answer']}"
+            f"{' (corrected)' if r['corrected'] else ''}"
+        )
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ The first question is chosen by symmetry: with every code equivalent (bulls with
 code; otherwise the lowest code of each symmetry class of first questions, scored over a seeded sample.
 NumPy only, but for the exact engine (numba), loaded only when a search runs.
 """
+
 from __future__ import annotations
 
 import time
@@ -236,8 +237,11 @@ class LiveChooser:
         rng = np.random.default_rng([self.seed, len(history), len(cands)])
         n = len(cands)
         secrets = np.arange(n) if n <= SAMPLE_SECRETS else np.sort(rng.choice(n, SAMPLE_SECRETS, replace=False))
-        as_probes = secrets if len(secrets) <= POOL_CANDIDATES else secrets[np.sort(
-            rng.choice(len(secrets), POOL_CANDIDATES, replace=False))]
+        as_probes = (
+            secrets
+            if len(secrets) <= POOL_CANDIDATES
+            else secrets[np.sort(rng.choice(len(secrets), POOL_CANDIDATES, replace=False))]
+        )
         count = game.count()
         others = codes_at(game, rng.integers(0, count, size=min(POOL_OTHERS, count)))  # no list of every code
         sample = cands.take(secrets)
@@ -334,8 +338,9 @@ class LiveRacer:
     def __init__(self, walker: LiveWalker):
         self.walker = walker
 
-    def choose(self, history: History, cands: Candidates, their_history: History, their_cands: Candidates,
-               they_won: bool) -> str:
+    def choose(
+        self, history: History, cands: Candidates, their_history: History, their_cands: Candidates, they_won: bool
+    ) -> str:
         guess = self.walker.next_guess(history, cands)
         assert guess is not None  # the race goes on: I have not found the secret
         if they_won and self.walker.game.read_code(guess) not in cands:

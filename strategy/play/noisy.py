@@ -6,6 +6,7 @@ information gain of a probe is the entropy of its predicted answer distribution;
 probe with the largest gain, or the most probable secret once it holds half of the posterior, until
 an all-hits answer confirms a secret. Loaded only when needed (it uses the feedback table).
 """
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,9 @@ class SelfTest:
     worst: int
 
 
-def self_test(game: Game, q: float, games: int, seed: int = 0, max_questions: int = 40,
-              progress: bool = False) -> SelfTest:
+def self_test(
+    game: Game, q: float, games: int, seed: int = 0, max_questions: int = 40, progress: bool = False
+) -> SelfTest:
     """Play against a simulated answerer who lies with probability q; a game ends at an all-hits answer."""
     from tqdm import tqdm
 

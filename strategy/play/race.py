@@ -9,6 +9,7 @@ its own remaining questions X, simulated by the tree's continuation after each q
 and the opponent's Y, modelled by the tree's continuation over the opponent's candidates.
 Standard library only.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,9 +50,15 @@ class Outcome:
         return self.a_wins + self.draw / 2
 
     def to_json(self) -> dict:
-        return {name: {"fraction": str(value), "decimal": round(float(value), 6)}
-                for name, value in (("a_wins", self.a_wins), ("draw", self.draw), ("b_wins", self.b_wins),
-                                    ("a_score", self.score))}
+        return {
+            name: {"fraction": str(value), "decimal": round(float(value), 6)}
+            for name, value in (
+                ("a_wins", self.a_wins),
+                ("draw", self.draw),
+                ("b_wins", self.b_wins),
+                ("a_score", self.score),
+            )
+        }
 
 
 def outcome(depths_a: list[int], depths_b: list[int], rule: str = "tie") -> Outcome:
@@ -183,8 +190,9 @@ class AdaptiveRacer:
         return distribution(counts)
 
     @staticmethod
-    def value(ours: list[Fraction], theirs: list[Fraction], they_won: bool, rule: str = "tie",
-              we_first: bool = False) -> Fraction:
+    def value(
+        ours: list[Fraction], theirs: list[Fraction], they_won: bool, rule: str = "tie", we_first: bool = False
+    ) -> Fraction:
         """Our score (win 1, draw 1/2) if we need X questions (this one included) and they Y more.
 
         Asking second in each round (as in play --race), their next question comes in the next round:
@@ -217,8 +225,16 @@ class AdaptiveRacer:
                 score += p * (p_y_at_least(x) + p_y_is(x - 1) / 2)
         return score
 
-    def choose(self, history: History, cands: Codes, their_history: History, their_cands: Codes,
-               they_won: bool, rule: str = "tie", we_first: bool = False) -> str:
+    def choose(
+        self,
+        history: History,
+        cands: Codes,
+        their_history: History,
+        their_cands: Codes,
+        they_won: bool,
+        rule: str = "tie",
+        we_first: bool = False,
+    ) -> str:
         """The question with the best chance to win (ties: the tree's question, then the lowest code)."""
         tree_question = self.walker.next_guess(history, cands)
         assert tree_question is not None  # the race goes on: we have not found the secret
@@ -227,7 +243,7 @@ class AdaptiveRacer:
                 return self.game.format_code(min(cands))  # only a candidate can still draw
             return tree_question
         theirs = [Fraction(0), Fraction(1)] if they_won else self.opponent_needs(their_history, their_cands)
-        if not they_won and sum(theirs[:CLOSE + 1]) == 0:
+        if not they_won and sum(theirs[: CLOSE + 1]) == 0:
             return tree_question  # the opponent is far: no reason to leave the tree
         options = [tree_question] + [self.game.format_code(c) for c in spread_sample(sorted(cands), ASK_CANDIDATES)]
         best, best_value = tree_question, None

@@ -3,6 +3,7 @@
 A sample's average comes with its 95% interval (normal approximation: 1.96 standard errors); playing every
 secret gives the exact figures. The distribution is reported as `io.verify.Stats`, as a tree's is.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,18 +45,29 @@ class Played:
 
     def to_json(self) -> dict:
         s = self.stats
-        out = {"game": self.game.spec, "secrets": s.secrets, "sampled": self.sampled, "average": round(s.average, 4),
-               "worst": s.worst, "total": s.total, "depth_counts": s.depth_counts}
+        out = {
+            "game": self.game.spec,
+            "secrets": s.secrets,
+            "sampled": self.sampled,
+            "average": round(s.average, 4),
+            "worst": s.worst,
+            "total": s.total,
+            "depth_counts": s.depth_counts,
+        }
         if self.sampled:
-            out |= {"seed": self.seed, "interval95": [round(s.average - self.half_width, 4),
-                                                      round(s.average + self.half_width, 4)]}
+            out |= {
+                "seed": self.seed,
+                "interval95": [round(s.average - self.half_width, 4), round(s.average + self.half_width, 4)],
+            }
         return out
 
     def summary(self, source: str) -> str:
         s = self.stats
         if self.sampled:
-            return (f"{self.game.spec}: {s.secrets:,} seeded secrets (seed {self.seed}) played {source}: average "
-                    f"{s.average:.4f} ± {self.half_width:.4f} (95% interval), worst {s.worst} of them")
+            return (
+                f"{self.game.spec}: {s.secrets:,} seeded secrets (seed {self.seed}) played {source}: average "
+                f"{s.average:.4f} ± {self.half_width:.4f} (95% interval), worst {s.worst} of them"
+            )
         return f"{self.game.spec}: every secret played {source}: average {s.average:.4f}, worst {s.worst}"
 
 

@@ -13,6 +13,7 @@ engine at the position of whoever asks (`hint`, `grade CODE`, `analyse [K]`: `ad
 `new [SECRET]` starts the next game, after one or in the middle of one (`serve`, `Games`). Every refusal and
 error carries a code from `protocol.CODES`.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Protocol, Union, cast
@@ -31,12 +32,15 @@ AnyWalker = Union[Walker, "LiveWalker"]
 
 QUIT = {"q", "quit", "exit"}
 HELP = {"help", "h", "?"}
-ANSWERING = ("an answer to my question in any notation (1,2  1 2  12  1H2B  '1 hit, 2 blows'; the code length alone "
-             "for all hits), undo, correct NUMBER ANSWER, noisy [Q] (answers may be wrong), q to quit")
+ANSWERING = (
+    "an answer to my question in any notation (1,2  1 2  12  1H2B  '1 hit, 2 blows'; the code length alone "
+    "for all hits), undo, correct NUMBER ANSWER, noisy [Q] (answers may be wrong), q to quit"
+)
 ASKING = "a code as your question (e.g. {example}), q to quit"
 DEFAULT_NOISE = 0.05
-RACE_RULE = ("You ask first. If you find my secret, I still get my turn of that round: "
-             "if I find yours too, the game is a draw.")
+RACE_RULE = (
+    "You ask first. If you find my secret, I still get my turn of that round: if I find yours too, the game is a draw."
+)
 
 
 class Channel(Protocol):
@@ -123,8 +127,10 @@ class Asker:
 
     def transcript(self) -> list[dict]:
         """The questions so far with the secrets that remained before each (after every correction)."""
-        return [{"number": i + 1, "code": q, "answer": a, "candidates": self.before[i], "corrected": i in self.corrected}
-                for i, (q, a) in enumerate(self.history)]
+        return [
+            {"number": i + 1, "code": q, "answer": a, "candidates": self.before[i], "corrected": i in self.corrected}
+            for i, (q, a) in enumerate(self.history)
+        ]
 
     def _recount(self) -> list[dict]:
         """Recompute the candidates after a change to the history; a contradiction event if none is left."""
@@ -145,9 +151,12 @@ class Asker:
     def _contradiction(self) -> dict:
         c = self.conflict
         assert c is not None  # made just before
-        return event("contradiction", core=[i + 1 for i in c.core],
-                     answers=[{"number": i + 1, "code": self.history[i][0], "answer": self.history[i][1]} for i in c.core],
-                     repairs=[{"number": i + 1, "candidates": n} for i, n in sorted(c.repairs.items())])
+        return event(
+            "contradiction",
+            core=[i + 1 for i in c.core],
+            answers=[{"number": i + 1, "code": self.history[i][0], "answer": self.history[i][1]} for i in c.core],
+            repairs=[{"number": i + 1, "candidates": n} for i, n in sorted(c.repairs.items())],
+        )
 
     # -- questions --------------------------------------------------------------------------
     def question(self, chosen: str | None = None) -> dict:
@@ -174,8 +183,14 @@ class Asker:
         self.pending = guess
         code = self.game.read_code(guess)
         may_be = True if self._cands is None else code in self._cands  # every code may be it before any answer
-        return event("question", number=len(self.history) + 1, code=guess, candidates=self.remaining,
-                     may_be_secret=may_be, **extra)
+        return event(
+            "question",
+            number=len(self.history) + 1,
+            code=guess,
+            candidates=self.remaining,
+            may_be_secret=may_be,
+            **extra,
+        )
 
     def expecting(self) -> dict:
         """The `await` event: what input the computer needs now."""
@@ -215,9 +230,15 @@ class Asker:
         if self.conflict is not None:
             number = typed_number(text)
             if number is None:
-                return [refused(text, f"your answers contradict each other: type a number from 1 to "
-                                      f"{len(self.history)} to correct that answer, correct NUMBER ANSWER, undo, "
-                                      f"n (noisy mode) or q", "contradiction")]
+                return [
+                    refused(
+                        text,
+                        f"your answers contradict each other: type a number from 1 to "
+                        f"{len(self.history)} to correct that answer, correct NUMBER ANSWER, undo, "
+                        f"n (noisy mode) or q",
+                        "contradiction",
+                    )
+                ]
             if not 1 <= number <= len(self.history):
                 return [self._no_such_answer(text, text)]
             self.fixing = number - 1
@@ -229,8 +250,9 @@ class Asker:
         return self.record(answer, "you")
 
     def _no_such_answer(self, text: str, number: str) -> dict:
-        return refused(text, f"there is no answer {shown_number(number)} (answers 1 to {len(self.history)})",
-                       "no_such_answer")
+        return refused(
+            text, f"there is no answer {shown_number(number)} (answers 1 to {len(self.history)})", "no_such_answer"
+        )
 
     def advise(self, text: str) -> list[dict]:
         """An advice command at the position of the answers so far (not in noisy mode, nor while they conflict)."""
@@ -239,8 +261,16 @@ class Asker:
         if self.conflict is not None:
             return [refused(text, "your answers contradict each other: correct one first", "contradiction")]
         tree = getattr(self.walker, "tree_option", None)  # a tree's walker (live play's has none)
-        return advice.command(advice.advisor_for(self.game), list(self.history), text, len(self.history) + 1,
-                              (lambda: tree(self.history, self.cands)) if tree else None) or []
+        return (
+            advice.command(
+                advice.advisor_for(self.game),
+                list(self.history),
+                text,
+                len(self.history) + 1,
+                (lambda: tree(self.history, self.cands)) if tree else None,
+            )
+            or []
+        )
 
     def record(self, answer: Answer, source: str) -> list[dict]:
         """The answer to the pending question."""
@@ -251,8 +281,16 @@ class Asker:
         probe = self.game.read_code(question)
         self.before.append(len(self.cands))
         self._cands = self.cands.narrow(probe, answer)
-        events = [event("answer", number=len(self.history), code=question, **answer_fields(self.game, answer),
-                        candidates=len(self._cands), source=source)]
+        events = [
+            event(
+                "answer",
+                number=len(self.history),
+                code=question,
+                **answer_fields(self.game, answer),
+                candidates=len(self._cands),
+                source=source,
+            )
+        ]
         if self.guesser is not None:
             self.guesser.update(self.guesser.gt.index(probe), answer)
         elif not self.cands:
@@ -270,7 +308,9 @@ class Asker:
         self.corrected.discard(len(self.history))
         self.pending, self.fixing = None, None
         events = self._recount()
-        return [event("undone", number=len(self.history) + 1, code=question, answer=answer, candidates=len(self.cands))] + events
+        return [
+            event("undone", number=len(self.history) + 1, code=question, answer=answer, candidates=len(self.cands))
+        ] + events
 
     def correct(self, i: int, text: str) -> list[dict]:
         """Answer i (from 0, an answer given) was `text`."""
@@ -283,12 +323,15 @@ class Asker:
         self.history[i] = (question, key)
         self.corrected.add(i)
         if key == self.win_key:  # the game ended at that question
-            del self.history[i + 1:]
-            del self.before[i + 1:]
+            del self.history[i + 1 :]
+            del self.before[i + 1 :]
             self.pending = None
         events = self._recount()
-        return [event("corrected", number=i + 1, code=question, **answer_fields(self.game, answer),
-                      candidates=len(self.cands))] + events
+        return [
+            event(
+                "corrected", number=i + 1, code=question, **answer_fields(self.game, answer), candidates=len(self.cands)
+            )
+        ] + events
 
     def to_noisy(self, q_text: str | None) -> list[dict]:
         if self.in_race:
@@ -369,8 +412,15 @@ def refused(text: str, reason: str, code: str) -> dict:
 
 def _ready(mode: str, game: Game, walker: AnyWalker | None, tree: str | None) -> dict:
     objective = getattr(walker, "objective", None) or (walker.doc.objective if walker and walker.doc else None)
-    return event("ready", protocol=PROTOCOL_VERSION, mode=mode, game=game.spec, secrets=game.count(), tree=tree,
-                 objective=objective)
+    return event(
+        "ready",
+        protocol=PROTOCOL_VERSION,
+        mode=mode,
+        game=game.spec,
+        secrets=game.count(),
+        tree=tree,
+        objective=objective,
+    )
 
 
 class Games:
@@ -449,12 +499,14 @@ def _stopped(channel: Channel, end: End, status: int) -> int:
     return _finish(channel, end.reason, status)
 
 
-def offence(walker: AnyWalker, channel: Channel, secret: Code | None = None, noise: float | None = None,
-            tree: str | None = None) -> int:
+def offence(
+    walker: AnyWalker, channel: Channel, secret: Code | None = None, noise: float | None = None, tree: str | None = None
+) -> int:
     """The computer asks from the tree; a person answers, or the given secret does (auto mode)."""
     me = Asker(walker, secret)
-    channel.emit(_ready("auto" if secret is not None else "noisy" if noise is not None else "offence",
-                        walker.game, walker, tree))
+    channel.emit(
+        _ready("auto" if secret is not None else "noisy" if noise is not None else "offence", walker.game, walker, tree)
+    )
     try:
         if noise is not None:
             for e in me.to_noisy(str(noise)):
@@ -462,8 +514,9 @@ def offence(walker: AnyWalker, channel: Channel, secret: Code | None = None, noi
         while True:
             me.play_turn(channel)
             if me.solved:
-                channel.emit(event("solved", by="me", code=me.history[-1][0], questions=len(me.history),
-                                   history=me.transcript()))
+                channel.emit(
+                    event("solved", by="me", code=me.history[-1][0], questions=len(me.history), history=me.transcript())
+                )
                 return _finish(channel, "solved", EXIT_SOLVED)
     except End as e:
         return _stopped(channel, e, me.end_status(e))
@@ -509,14 +562,30 @@ def defence(game: Game, channel: Channel, secret: Code, coach: bool = False) -> 
             history = [(a["code"], a["answer"]) for a in asked]
             probe = _read_question(game, channel, len(asked) + 1, history)
             answer = feedback(secret, probe)
-            asked.append({"number": len(asked) + 1, "code": game.format_code(probe), "answer": game.format_answer(answer)})
-            channel.emit(event("answer_to_your_question", number=len(asked), code=game.format_code(probe),
-                               **answer_fields(game, answer)))
+            asked.append(
+                {"number": len(asked) + 1, "code": game.format_code(probe), "answer": game.format_answer(answer)}
+            )
+            channel.emit(
+                event(
+                    "answer_to_your_question",
+                    number=len(asked),
+                    code=game.format_code(probe),
+                    **answer_fields(game, answer),
+                )
+            )
             if coach:
-                channel.emit(event("grade", number=len(asked), code=game.format_code(probe),
-                                   **advice.advisor_for(game).grade(history, game.format_code(probe))))
+                channel.emit(
+                    event(
+                        "grade",
+                        number=len(asked),
+                        code=game.format_code(probe),
+                        **advice.advisor_for(game).grade(history, game.format_code(probe)),
+                    )
+                )
             if answer == game.win:
-                channel.emit(event("solved", by="you", code=game.format_code(secret), questions=len(asked), history=asked))
+                channel.emit(
+                    event("solved", by="you", code=game.format_code(secret), questions=len(asked), history=asked)
+                )
                 return _finish(channel, "solved", EXIT_SOLVED)
     except End as e:
         return _stopped(channel, e, end_status(e))
@@ -548,9 +617,17 @@ def race(walker: AnyWalker, channel: Channel, secret: Code, tree: str | None = N
             probe = _read_question(game, channel, round_number, [(a["code"], a["answer"]) for a in asked])
             answer = feedback(mine, probe)
             their_cands = their_cands.narrow(probe, answer)
-            asked.append({"number": round_number, "code": game.format_code(probe), "answer": game.format_answer(answer)})
-            channel.emit(event("answer_to_your_question", number=round_number, code=game.format_code(probe),
-                               **answer_fields(game, answer)))
+            asked.append(
+                {"number": round_number, "code": game.format_code(probe), "answer": game.format_answer(answer)}
+            )
+            channel.emit(
+                event(
+                    "answer_to_your_question",
+                    number=round_number,
+                    code=game.format_code(probe),
+                    **answer_fields(game, answer),
+                )
+            )
             person_won = answer == game.win
             their_history = [(a["code"], a["answer"]) for a in asked]
             me.play_turn(channel, lambda: racer.choose(me.history, me.cands, their_history, their_cands, person_won))
@@ -558,12 +635,29 @@ def race(walker: AnyWalker, channel: Channel, secret: Code, tree: str | None = N
             result = None
             if person_won or computer_won:
                 result = "draw" if person_won and computer_won else "you" if person_won else "me"
-            channel.emit(event("race", round=round_number, your_questions=round_number, my_questions=len(me.history),
-                               your_candidates=len(their_cands), my_candidates=len(me.cands), result=result,
-                               **({"my_secret": game.format_code(mine)} if result else {})))
+            channel.emit(
+                event(
+                    "race",
+                    round=round_number,
+                    your_questions=round_number,
+                    my_questions=len(me.history),
+                    your_candidates=len(their_cands),
+                    my_candidates=len(me.cands),
+                    result=result,
+                    **({"my_secret": game.format_code(mine)} if result else {}),
+                )
+            )
             if result:
-                channel.emit(event("solved", by=result, code=game.format_code(mine) if person_won else me.history[-1][0],
-                                   questions=round_number, history=asked, my_history=me.transcript()))
+                channel.emit(
+                    event(
+                        "solved",
+                        by=result,
+                        code=game.format_code(mine) if person_won else me.history[-1][0],
+                        questions=round_number,
+                        history=asked,
+                        my_history=me.transcript(),
+                    )
+                )
                 return _finish(channel, "solved", EXIT_SOLVED)
         return _stopped(channel, End("error", "the race did not end", "internal"), EXIT_BAD_INPUT)
     except End as e:

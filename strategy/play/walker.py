@@ -11,6 +11,7 @@ stays at the deepest tree node the history reaches, and skips that subtree's que
 every remaining candidate already determines. Codes are strings at this API (`"0123"`), as in the
 tree file; answers are `"H,B"`.
 """
+
 from __future__ import annotations
 
 import os
@@ -202,9 +203,11 @@ class Walker:
             child = node.get("next", {}).get(fmt(only))
             if child is None:
                 where = path_text(path + [(node["guess"], fmt(only))])
-                raise TreeGap(f"the tree has no branch {where}: it does not cover the "
-                              f"{len(cands)} secret{'s' if len(cands) > 1 else ''} your answers allow "
-                              f"(it is for {self.game.spec})")
+                raise TreeGap(
+                    f"the tree has no branch {where}: it does not cover the "
+                    f"{len(cands)} secret{'s' if len(cands) > 1 else ''} your answers allow "
+                    f"(it is for {self.game.spec})"
+                )
             path.append((node["guess"], fmt(only)))
             node = child  # every candidate answers this the same way: nothing to learn
 

@@ -17,6 +17,7 @@ Questions are taken one per class under the symmetries the position keeps (those
 to itself or to another that got the same answer: `engine.symmetry`), so equivalent questions have equal values.
 A set of secrets given as such (not the consequence of a history) keeps no symmetry but its absent symbols.
 """
+
 from __future__ import annotations
 
 import time
@@ -115,8 +116,10 @@ def position_from_history(gt: GameTable, history: Sequence[tuple[str, str]]) -> 
             raise PositionError(f"question {i}: no secret answers {q} with {a}")
         S = S[gt.table[probe, S] == cls]
         if len(S) == 0:
-            raise PositionError(f"question {i} ({q}:{a}): no secret gives every answer so far"
-                                + (f" (questions 1 to {i} contradict each other)" if i > 1 else ""))
+            raise PositionError(
+                f"question {i} ({q}:{a}): no secret gives every answer so far"
+                + (f" (questions 1 to {i} contradict each other)" if i > 1 else "")
+            )
         asked.append((q, a))
         probes.append(probe)
     if asked and asked[-1][1] == win:
@@ -124,8 +127,9 @@ def position_from_history(gt: GameTable, history: Sequence[tuple[str, str]]) -> 
     return Position(gt, S, tuple(asked), np.array(probes, dtype=np.int64))
 
 
-def position_from_secrets(gt: GameTable, codes: Sequence[str], where: str = "the set",
-                          numbers: Sequence[int] | None = None) -> Position:
+def position_from_secrets(
+    gt: GameTable, codes: Sequence[str], where: str = "the set", numbers: Sequence[int] | None = None
+) -> Position:
     """The position of any set of secrets (as written, one per entry; `numbers`: their line numbers, else 1, 2,
     ...); PositionError naming the first bad entry."""
     game = gt.game
@@ -217,15 +221,24 @@ def class_representatives(pos: Position) -> np.ndarray:
 # -- values ----------------------------------------------------------------------------------------
 
 
-def solve_set(engine: Engine, S: np.ndarray, d: int, history: np.ndarray, beta: int, b: int, probe: int = -1,
-              deadline: float | None = None) -> tuple[int, int]:
+def solve_set(
+    engine: Engine,
+    S: np.ndarray,
+    d: int,
+    history: np.ndarray,
+    beta: int,
+    b: int,
+    probe: int = -1,
+    deadline: float | None = None,
+) -> tuple[int, int]:
     """Engine.solve: (value, probe) below beta, else (lower bound, -1); with `probe`, that question's. Stopped at
     the deadline, the engine ready for the next search (what its table holds was proven before the stop)."""
     if deadline is not None and time.perf_counter() >= deadline:
         raise Stopped()
     try:
-        value, best = engine.solve(S, d, beta, history, b, probe=probe,
-                                   threaded=deadline is not None or len(S) > 40, deadline=deadline)
+        value, best = engine.solve(
+            S, d, beta, history, b, probe=probe, threaded=deadline is not None or len(S) > 40, deadline=deadline
+        )
     except Stopped:
         engine.control[exact.K_STOP] = 0
         raise
@@ -299,8 +312,9 @@ class Analyser:
             self._engines[key] = engine
         return self._engines[key]
 
-    def _solve(self, engine: Engine, pos: Position, beta: int, b: int, probe: int = -1,
-               deadline: float | None = None) -> tuple[int, int]:
+    def _solve(
+        self, engine: Engine, pos: Position, beta: int, b: int, probe: int = -1, deadline: float | None = None
+    ) -> tuple[int, int]:
         """Engine.solve at the position: (value, probe) below beta, else (bound, -1)."""
         return solve_set(engine, pos.S, pos.d, pos.probes, beta, b, probe, deadline)
 
@@ -310,15 +324,20 @@ class Analyser:
         gt = self.gt
         members, starts = split(gt.table, pos.S, probe, len(gt.answers))
         sizes = starts[1:] - starts[:-1]
-        parts = sorted(((gt.answer_str(c), int(sizes[c])) for c in range(len(gt.answers))
-                        if c != gt.win and sizes[c]), key=lambda p: (-p[1], p[0]))
+        parts = sorted(
+            ((gt.answer_str(c), int(sizes[c])) for c in range(len(gt.answers)) if c != gt.win and sizes[c]),
+            key=lambda p: (-p[1], p[0]),
+        )
         return Row(gt.code_str(probe), probe, bool(sizes[gt.win]), parts, ())
 
     def _parts(self, pos: Position, probe: int) -> list[np.ndarray]:
         gt = self.gt
         members, starts = split(gt.table, pos.S, probe, len(gt.answers))
-        return [members[starts[c]:starts[c + 1]] for c in range(len(gt.answers))
-                if c != gt.win and starts[c + 1] > starts[c]]
+        return [
+            members[starts[c] : starts[c + 1]]
+            for c in range(len(gt.answers))
+            if c != gt.win and starts[c + 1] > starts[c]
+        ]
 
     def _further(self, pos: Position, total: int) -> int:
         """An engine total (every question counted from the start) as further questions from the position."""
@@ -340,7 +359,7 @@ class Analyser:
             c = int(np.argmax(sizes))
             if sizes[c] == 0:  # only the win is left: the question is the secret
                 break
-            S = members[starts[c]:starts[c + 1]]
+            S = members[starts[c] : starts[c + 1]]
             steps.append((gt.code_str(probe), gt.answer_str(c), len(S)))
             history = np.append(history, probe).astype(np.int64)
             d += 1
@@ -376,8 +395,9 @@ class Analyser:
         costs = objectives.feasible(depth) if name == "feasible" else objectives.total(depth)
         return self.engine(costs, symmetric)
 
-    def _least_depth(self, pos: Position, b: int, probe: int, start: int, cut: int | None,
-                     deadline: float | None) -> tuple[int, bool]:
+    def _least_depth(
+        self, pos: Position, b: int, probe: int, start: int, cut: int | None, deadline: float | None
+    ) -> tuple[int, bool]:
         """(R, True): the fewest questions R (counted from the start) within which a tree asking `probe` first
         (any question when -1) finds every secret of the position; (R, False): none within R - 1, and none within
         `cut` either (R > cut), or the deadline came (Stopped carries nothing: the caller keeps `start`)."""
@@ -395,15 +415,23 @@ class Analyser:
     def _position_value(self, pos: Position, b: int, deadline: float | None) -> tuple[tuple[int, ...], int]:
         """The position's value (engine units) and a question that reaches it."""
         if self.objective == "total":
-            value, probe = self._solve(self.engine(objectives.total(), pos.symmetric), pos, int(INF), b,
-                                       deadline=deadline)
+            value, probe = self._solve(
+                self.engine(objectives.total(), pos.symmetric), pos, int(INF), b, deadline=deadline
+            )
             return (value,), probe
         R, _ = self._least_depth(pos, b, -1, pos.d + 1, None, deadline)
         value, probe = self._solve(self._depth_engine("total", R, pos.symmetric), pos, int(INF), b, deadline=deadline)
         return (R, value), probe
 
-    def _question_value(self, pos: Position, probe: int, b: int, deadline: float | None, floor: tuple[int, ...],
-                        cut: tuple[int, ...] | None) -> tuple[tuple[int, ...], bool]:
+    def _question_value(
+        self,
+        pos: Position,
+        probe: int,
+        b: int,
+        deadline: float | None,
+        floor: tuple[int, ...],
+        cut: tuple[int, ...] | None,
+    ) -> tuple[tuple[int, ...], bool]:
         """(value, True) for the question's exact value (engine units); (lower bound, False) when it is proven
         above `cut` or the deadline stops the search (Stopped is not raised: the bound proven so far is returned,
         and `self.stopped` set). `floor` is a lower bound known before (the position's value, the level fill).
@@ -414,8 +442,9 @@ class Analyser:
         try:
             if self.objective == "total":
                 beta = int(INF) if cut is None else cut[0] + 1
-                value, found = self._solve(self.engine(objectives.total(), pos.symmetric), pos, beta, b, probe,
-                                           deadline)
+                value, found = self._solve(
+                    self.engine(objectives.total(), pos.symmetric), pos, beta, b, probe, deadline
+                )
                 return ((value,), True) if found >= 0 else ((max(value, floor[0]),), False)
             R, feasible = self._least_depth(pos, b, probe, floor[0], None if cut is None else cut[0], deadline)
             if not feasible:
@@ -472,8 +501,16 @@ class Analyser:
         best = None
         for rule in GREEDY_FALLBACKS[:1] if quick else GREEDY_FALLBACKS:
             try:
-                tree = build_arrays(self.gt, rule, False, first=probe, progress=False, candidates=pos.S,
-                                    history=tuple(int(p) for p in pos.probes), threads=1).tree()
+                tree = build_arrays(
+                    self.gt,
+                    rule,
+                    False,
+                    first=probe,
+                    progress=False,
+                    candidates=pos.S,
+                    history=tuple(int(p) for p in pos.probes),
+                    threads=1,
+                ).tree()
             except GameError:  # a rule whose questions stop splitting (possible only for a set given as such)
                 continue
             cost = tree_cost(self.gt, tree, objectives.total(), pos.S, pos.d)
@@ -485,9 +522,17 @@ class Analyser:
         return best
 
     # -- the listing --------------------------------------------------------------------------------
-    def analyse(self, pos: Position, top: int | None = None, deadline: float | None = None,
-                lines: bool = True, quick: bool = False, share: float = SEARCH_SHARE,
-                incumbent: Callable[[], tuple[int, int] | None] | None = None, classes: bool = True) -> Analysis:
+    def analyse(
+        self,
+        pos: Position,
+        top: int | None = None,
+        deadline: float | None = None,
+        lines: bool = True,
+        quick: bool = False,
+        share: float = SEARCH_SHARE,
+        incumbent: Callable[[], tuple[int, int] | None] | None = None,
+        classes: bool = True,
+    ) -> Analysis:
         """Every inequivalent question of the position (or the `top` best), best first, each valued exactly or,
         past the deadline, bounded. `quick`: one greedy rule for the upper bounds instead of two; `share`: of the
         time to the deadline, what the searches may take; `incumbent`: called when a search did not finish, a
@@ -600,9 +645,18 @@ class Analyser:
             for row in rows:
                 if row.exact and row.probe not in idle:
                     row.line = self.line(pos, row.probe, final)
-        return Analysis(pos, self.objective, rows, None if counts is None else len(every), best, least,
-                        complete=best is not None and all(r.exact for r in rows), seconds=time.perf_counter() - start,
-                        incumbent=held, incumbent_class=None if held is None else int(class_reps()[held[0]]))
+        return Analysis(
+            pos,
+            self.objective,
+            rows,
+            None if counts is None else len(every),
+            best,
+            least,
+            complete=best is not None and all(r.exact for r in rows),
+            seconds=time.perf_counter() - start,
+            incumbent=held,
+            incumbent_class=None if held is None else int(class_reps()[held[0]]),
+        )
 
     def _probes(self, pos: Position, engine: Engine, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The canonical questions of the position that learn something, with their level-fill bounds, in the
@@ -674,13 +728,19 @@ class Grade:
             return zero, zero
         best_row = self.best.rows[0] if self.best.rows else None
         best_upper = best_row.upper if best_row is not None else None
-        low = tuple(max(0, a - b) for a, b in zip(self.row.lower, best_upper)) if best_upper else \
-            tuple(0 for _ in self.row.lower)
+        low = (
+            tuple(max(0, a - b) for a, b in zip(self.row.lower, best_upper))
+            if best_upper
+            else tuple(0 for _ in self.row.lower)
+        )
         if self.row.upper is None:
             return low, None
         high: tuple[int | None, ...] = tuple(a - b for a, b in zip(self.row.upper, self.best.best_lower))
-        if len(high) == 2 and not (self.row.upper[0] == self.row.lower[0] and best_upper is not None
-                                   and best_upper[0] == self.best.best_lower[0]):
+        if len(high) == 2 and not (
+            self.row.upper[0] == self.row.lower[0]
+            and best_upper is not None
+            and best_upper[0] == self.best.best_lower[0]
+        ):
             high = (high[0], None)
         return low, high
 
@@ -703,10 +763,14 @@ def value_fields(objective: str, value: tuple[int | None, ...] | None) -> dict |
 def row_json(row: Row, objective: str, n: int) -> dict:
     """One question of an analysis (`strategy analyse --json`, the play protocol's `analysis` and `grade`)."""
     exact_total = row.lower[-1] if row.exact else None
-    out: dict[str, object] = {"code": row.code, "class_size": row.class_size, "equivalent_to": row.canonical,
-           "may_be_secret": row.may_be_secret,
-           "parts": [{"answer": a, "secrets": k} for a, k in row.parts],
-           "exact": row.exact}
+    out: dict[str, object] = {
+        "code": row.code,
+        "class_size": row.class_size,
+        "equivalent_to": row.canonical,
+        "may_be_secret": row.may_be_secret,
+        "parts": [{"answer": a, "secrets": k} for a, k in row.parts],
+        "exact": row.exact,
+    }
     if objective == "worst":
         out["worst"] = row.lower[0] if row.exact else None
     out["total"] = exact_total
@@ -720,14 +784,21 @@ def row_json(row: Row, objective: str, n: int) -> dict:
 def analysis_json(analysis: Analysis) -> dict:
     pos = analysis.position
     game = pos.gt.game
-    return {"game": game.spec, "objective": analysis.objective,
-            "history": [{"question": q, "answer": a} for q, a in pos.asked],
-            "secrets": pos.n, "asked": pos.d, "symmetric": pos.symmetric, "classes": analysis.classes,
-            "best": analysis.best.code if analysis.best is not None else None,
-            "value": value_fields(analysis.objective, analysis.best.lower) if analysis.best is not None else None,
-            "lower": value_fields(analysis.objective, analysis.best_lower),
-            "complete": analysis.complete, "seconds": round(analysis.seconds, 3),
-            "questions": [row_json(r, analysis.objective, pos.n) for r in analysis.rows]}
+    return {
+        "game": game.spec,
+        "objective": analysis.objective,
+        "history": [{"question": q, "answer": a} for q, a in pos.asked],
+        "secrets": pos.n,
+        "asked": pos.d,
+        "symmetric": pos.symmetric,
+        "classes": analysis.classes,
+        "best": analysis.best.code if analysis.best is not None else None,
+        "value": value_fields(analysis.objective, analysis.best.lower) if analysis.best is not None else None,
+        "lower": value_fields(analysis.objective, analysis.best_lower),
+        "complete": analysis.complete,
+        "seconds": round(analysis.seconds, 3),
+        "questions": [row_json(r, analysis.objective, pos.n) for r in analysis.rows],
+    }
 
 
 def grade_json(grade: Grade) -> dict:
@@ -735,8 +806,9 @@ def grade_json(grade: Grade) -> dict:
     objective, n = analysis.objective, analysis.position.n
     low, high = grade.cost()
     best = analysis.rows[0] if analysis.rows else None
-    return {"question": row_json(grade.row, objective, n),
-            "best": None if best is None else row_json(best, objective, n),
-            "best_proven": analysis.best is not None,
-            "cost": {"exact": grade.exact, "lower": value_fields(objective, low),
-                     "upper": value_fields(objective, high)}}
+    return {
+        "question": row_json(grade.row, objective, n),
+        "best": None if best is None else row_json(best, objective, n),
+        "best_proven": analysis.best is not None,
+        "cost": {"exact": grade.exact, "lower": value_fields(objective, low), "upper": value_fields(objective, high)},
+    }

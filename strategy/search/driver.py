@@ -15,6 +15,7 @@ which tasks finish, or what was read back from the store.
 Ready work is taken in depth-first order of its position in the search (`path`), so free workers
 are given the most promising work first.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -132,8 +133,17 @@ def plan_for(workers: int) -> Plan:
 class SetNode:
     """The value of S at depth d, wanted below a cut-off that only decreases."""
 
-    def __init__(self, drv: "Driver", S: np.ndarray, d: int, history: np.ndarray, b: int,
-                 parent: "ProbeNode | None", path: tuple, guides: Sequence[dict] = ()):
+    def __init__(
+        self,
+        drv: "Driver",
+        S: np.ndarray,
+        d: int,
+        history: np.ndarray,
+        b: int,
+        parent: "ProbeNode | None",
+        path: tuple,
+        guides: Sequence[dict] = (),
+    ):
         self.drv, self.S, self.d, self.history, self.b = drv, S, d, history, b
         self.parent, self.path = parent, path
         self.guides = list(guides)  # complete trees for S known beforehand (subtrees of the driver's guides)
@@ -353,16 +363,26 @@ class SetNode:
             self.proven[pos] = self.probes[pos][1]
         self.first_open = len(self.probes)
         lower = min([self.incumbent, self.fail_lb] + list(self.proven.values()))
-        if self.incumbent < INF and lower >= self.incumbent and all(
-                v > self.incumbent or pos > self.incumbent_pos for pos, v in self.proven.items()):
+        if (
+            self.incumbent < INF
+            and lower >= self.incumbent
+            and all(v > self.incumbent or pos > self.incumbent_pos for pos, v in self.proven.items())
+        ):
             winner = self.launched[self.incumbent_pos]
-            tree = winner.tree if winner.tree is not None else tree_node(
-                self.drv.engine.gt.code_str(winner.probe),
-                {answer: cast(dict, part.tree) for answer, part in sorted(winner.answers.items())})  # exact parts
+            tree = (
+                winner.tree
+                if winner.tree is not None
+                else tree_node(
+                    self.drv.engine.gt.code_str(winner.probe),
+                    {answer: cast(dict, part.tree) for answer, part in sorted(winner.answers.items())},
+                )
+            )  # exact parts
             return self.resolve(self.incumbent, tree, sum(p.seconds() for p in self.launched.values()))
         if self.incumbent >= INF and self.guide_cut < INF and lower >= self.guide_cut:
-            raise RuntimeError(f"a tree known beforehand reaches {self.guide_cut - 1} at {self.path}, yet the search "
-                               "refuted every question there: a bug in the engine's bounds or in that tree's pricing")
+            raise RuntimeError(
+                f"a tree known beforehand reaches {self.guide_cut - 1} at {self.path}, yet the search "
+                "refuted every question there: a bug in the engine's bounds or in that tree's pricing"
+            )
         self.fail(max(lower, self.lb))
 
     def resolve(self, value: int, tree: dict | None, seconds: float) -> None:
@@ -464,8 +484,16 @@ class ProbeNode:
             if m == 0:
                 continue
             answer = gt.answer_str(c)
-            part = SetNode(drv, members[starts[c]:starts[c + 1]].copy(), owner.d + 1, history, owner.b_here, self,
-                           owner.path + (self.pos, i), [t["next"][answer] for t in guides])
+            part = SetNode(
+                drv,
+                members[starts[c] : starts[c + 1]].copy(),
+                owner.d + 1,
+                history,
+                owner.b_here,
+                self,
+                owner.path + (self.pos, i),
+                [t["next"][answer] for t in guides],
+            )
             self.parts.append(part)
             self.answers[answer] = part
         # as the engine does: bound every part cheaply first (often exactly), and drop the probe if that refutes it
@@ -498,7 +526,7 @@ class ProbeNode:
         counted by secrets, the share settled would rise far faster than the work done."""
         if not self.solved_whole():
             return sum(p.progress() for p in self.parts)
-        weight = sum(p.n ** 2 for p in self.parts)
+        weight = sum(p.n**2 for p in self.parts)
         return self.owner.n * sum(p.progress() * p.n for p in self.parts) / weight if weight else 0.0
 
     def cutoff(self) -> int:
@@ -608,8 +636,16 @@ class Outcome:
 
 
 class Driver:
-    def __init__(self, engine: Engine, spec: Spec, executor: Executor, store: Store | None = None, plan: Plan = Plan(),
-                 log: Callable[[dict], None] | None = None, progress: Callable[[float], None] | None = None):
+    def __init__(
+        self,
+        engine: Engine,
+        spec: Spec,
+        executor: Executor,
+        store: Store | None = None,
+        plan: Plan = Plan(),
+        log: Callable[[dict], None] | None = None,
+        progress: Callable[[float], None] | None = None,
+    ):
         self.engine, self.spec, self.executor, self.store, self.plan = engine, spec, executor, store, plan
         self.log, self.progress = log, progress
         self.ready: list[Ready] = []
@@ -715,7 +751,9 @@ class Driver:
             self.lost += 1
             attempts = self.attempts[id(node)] = self.attempts.get(id(node), 0) + 1
             if attempts >= MAX_ATTEMPTS:
-                raise TaskLost(f"a task was lost {attempts} times, so the workers cannot run it ({lost_reason(f.error)})")
+                raise TaskLost(
+                    f"a task was lost {attempts} times, so the workers cannot run it ({lost_reason(f.error)})"
+                )
             node.handle = None
             if not node.cancelled:
                 self.submit(node)
@@ -754,11 +792,23 @@ class Driver:
 
     def log_task(self, handle: int, after: int | None, node, r: Result, stopped: bool = False) -> None:
         assert self.log is not None  # called only when there is a log
-        self.log({"task": self.event_of.get(handle), "after": after, "key": node.key, "size": node.n,
-                  "depth": node.d, "probe": isinstance(node, (ProbeNode, ProbeBatch)),
-                  "path": list(node.path), "seconds": round(r.seconds, 4), "worker": r.worker,
-                  "value": r.value, "exact": r.exact, "stopped": r.stopped or node.cancelled or stopped,
-                  "finished": round(time.perf_counter() - self.started, 4)})
+        self.log(
+            {
+                "task": self.event_of.get(handle),
+                "after": after,
+                "key": node.key,
+                "size": node.n,
+                "depth": node.d,
+                "probe": isinstance(node, (ProbeNode, ProbeBatch)),
+                "path": list(node.path),
+                "seconds": round(r.seconds, 4),
+                "worker": r.worker,
+                "value": r.value,
+                "exact": r.exact,
+                "stopped": r.stopped or node.cancelled or stopped,
+                "finished": round(time.perf_counter() - self.started, 4),
+            }
+        )
 
     def resolved(self, node: SetNode) -> None:
         if self.store is not None and not node.cancelled and (node.value is not None or node.lb < INF):
@@ -778,8 +828,9 @@ class Driver:
                 continue
             bound = _proven(node)
             if 0 < bound < INF:
-                self.store.put(node.key, node.n, node.d, bound, False, None,
-                               sum(p.seconds() for p in node.launched.values()))
+                self.store.put(
+                    node.key, node.n, node.d, bound, False, None, sum(p.seconds() for p in node.launched.values())
+                )
             for probe in node.launched.values():
                 stack.extend(probe.parts)
 
@@ -791,8 +842,11 @@ class Driver:
         for handle, node in list(self.running.items()):
             if node.cancelled or handle < 0:
                 continue
-            owner_done = node.owner.done if isinstance(node, (ProbeNode, ProbeBatch)) else (
-                node.parent is not None and node.parent.done)
+            owner_done = (
+                node.owner.done
+                if isinstance(node, (ProbeNode, ProbeBatch))
+                else (node.parent is not None and node.parent.done)
+            )
             if owner_done and not node.done:
                 node.cancel()
                 continue
@@ -843,8 +897,16 @@ class Driver:
                 self.store.commit()
         if self.progress:
             self.progress(root.progress())
-        return Outcome(root.value if root.value is not None else root.lb, root.value is not None, root.tree, root.lb,
-                       self.tasks, self.reused, self.worker_seconds, self.lost)
+        return Outcome(
+            root.value if root.value is not None else root.lb,
+            root.value is not None,
+            root.tree,
+            root.lb,
+            self.tasks,
+            self.reused,
+            self.worker_seconds,
+            self.lost,
+        )
 
     def lower_bound(self) -> int:
         """What is proven about the root so far (for an interrupted run)."""

@@ -8,6 +8,7 @@ every published greedy tree, while the whole game stays far out of exact reach. 
 finished is kept (its optimal subtree, or the proof that the tree's own is optimal), so a run stopped by its
 budget or a Ctrl-C is taken up by the next without searching those again.
 """
+
 from __future__ import annotations
 
 import enum
@@ -66,7 +67,9 @@ def endgames(gt: GameTable, root: dict, below: int, costs: Costs) -> list[Endgam
         for c in range(len(gt.answers)):
             if c != gt.win and starts[c + 1] > starts[c]:
                 answer = gt.answer_str(c)
-                walk(node["next"][answer], members[starts[c]:starts[c + 1]], d + 1, history + [probe], path + (answer,))
+                walk(
+                    node["next"][answer], members[starts[c] : starts[c + 1]], d + 1, history + [probe], path + (answer,)
+                )
 
     walk(root, np.arange(gt.size, dtype=np.int32), 0, [], ())
     return out
@@ -94,12 +97,15 @@ def graft(root: dict, path: tuple[str, ...], subtree: dict) -> dict:
     return tree_node(root["guess"], {**root["next"], path[0]: graft(root["next"][path[0]], path[1:], subtree)})
 
 
-def from_store(store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent_only: bool) -> tuple[int, dict] | None | _Unfinished:
+def from_store(
+    store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent_only: bool
+) -> tuple[int, dict] | None | _Unfinished:
     """What a store proves of an endgame: a cheaper subtree (its exact value and canonical tree), None when the
     tree's own is optimal already (an exact value or a lower bound at least its cost), UNFINISHED when it
     proves neither."""
-    stored = stored_result(store, set_key(costs.name, e.depth, e.S), gt, cost_array(costs, gt.size), e.S, e.depth,
-                           consistent_only)
+    stored = stored_result(
+        store, set_key(costs.name, e.depth, e.S), gt, cost_array(costs, gt.size), e.S, e.depth, consistent_only
+    )
     if stored is None or not (stored.exact or stored.value >= e.cost):
         return UNFINISHED
     if stored.exact and stored.value < e.cost:
@@ -108,9 +114,17 @@ def from_store(store: Store, gt: GameTable, e: Endgame, costs: Costs, consistent
     return None
 
 
-def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool = False, costs: Costs | None = None,
-                  budget: float | None = None, threads: int | None = None, progress: bool = True,
-                  store: Store | None = None) -> tuple[dict, dict]:
+def exact_endgame(
+    gt: GameTable,
+    root: dict,
+    below: int,
+    consistent_only: bool = False,
+    costs: Costs | None = None,
+    budget: float | None = None,
+    threads: int | None = None,
+    progress: bool = True,
+    store: Store | None = None,
+) -> tuple[dict, dict]:
     """The tree with every largest subtree over at most `below` secrets made optimal for `costs` (default the
     least total; objectives.total(D) keeps every secret within D questions, objectives.at_last_level(D) puts
     the fewest at question D), among consistent questions only with `consistent_only`, and a record of what
@@ -150,11 +164,20 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
         finally:
             engines.put(engine)
 
-    bar = tqdm(total=sum(len(e.S) for e in games), unit="secret", delay=1.0, disable=not progress,
-               desc=f"exact below {below}", leave=False)
+    bar = tqdm(
+        total=sum(len(e.S) for e in games),
+        unit="secret",
+        delay=1.0,
+        disable=not progress,
+        desc=f"exact below {below}",
+        leave=False,
+    )
     better: dict[int, tuple[int, dict]] = {}  # endgame -> (its new cost, its subtree)
-    answers = (((i, from_store(store, gt, e, costs, consistent_only)) for i, e in enumerate(games))
-               if store is not None else ())
+    answers = (
+        ((i, from_store(store, gt, e, costs, consistent_only)) for i, e in enumerate(games))
+        if store is not None
+        else ()
+    )
     stored = {i: answer for i, answer in answers if answer is not UNFINISHED}
     better.update((i, answer) for i, answer in stored.items() if answer is not None)
     bar.update(sum(len(games[i].S) for i in stored))
@@ -196,8 +219,15 @@ def exact_endgame(gt: GameTable, root: dict, below: int, consistent_only: bool =
     for i, (_, subtree) in better.items():
         tree = graft(tree, games[i].path, subtree)
     saved = sum(games[i].cost - value for i, (value, _) in better.items())
-    record = {"below": below, "objective": costs.name, "subtrees": len(games), "improved": len(better),
-              "unfinished": unfinished, "saved": saved, "seconds": round(time.perf_counter() - start, 1)}
+    record = {
+        "below": below,
+        "objective": costs.name,
+        "subtrees": len(games),
+        "improved": len(better),
+        "unfinished": unfinished,
+        "saved": saved,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     return tree, record if store is None else {**record, "from_store": len(stored)}
 
 
@@ -207,9 +237,17 @@ def objective_of(name: str, worst: int) -> Costs:
     return total(worst) if name == "total" else at_last_level(worst)
 
 
-def exact_endgames(gt: GameTable, root: dict, before, below: int, consistent_only: bool = False,
-                   costs: Costs | None = None, budget: float | None = None, progress: bool = True,
-                   store: Store | None = None) -> tuple[dict, object, dict]:
+def exact_endgames(
+    gt: GameTable,
+    root: dict,
+    before,
+    below: int,
+    consistent_only: bool = False,
+    costs: Costs | None = None,
+    budget: float | None = None,
+    progress: bool = True,
+    store: Store | None = None,
+) -> tuple[dict, object, dict]:
     """`exact_endgame`, then the new tree's measured stats and the record with the total `before` (the tree's
     stats before): what `build --exact-below` and `improve` write."""
     from ..tree.verify import measure

@@ -6,6 +6,7 @@ Dask Variable polled by the task on a cluster. A worker that dies loses only its
 the executor reports them lost and the driver submits them again. A lost Dask scheduler ends the
 solve (`ClusterLost`) like an interruption: what finished is in the store, and a rerun resumes.
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -175,8 +176,12 @@ class LocalProcesses:
         self._pool = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_init_local, initargs=(self._shm.name,))
+        return cf.ProcessPoolExecutor(
+            self.slots,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_local,
+            initargs=(self._shm.name,),
+        )
 
     def submit(self, spec: Spec, task: Task) -> int:
         handle = next(self._ids)
@@ -216,8 +221,9 @@ class LocalProcesses:
         if not self._futures:
             return out
         first = self._finished.next(0.0 if out else timeout) if not out else None
-        finished = [f for f in [*([first] if first else []), *self._finished.ready()]
-                    if f in self._futures]  # not a task of a pool replaced since
+        finished = [
+            f for f in [*([first] if first else []), *self._finished.ready()] if f in self._futures
+        ]  # not a task of a pool replaced since
         broken = False
         for future in finished:
             handle = self._futures.pop(future)
@@ -322,8 +328,10 @@ def _ask_scheduler(address: str, seconds: float) -> None:
     try:
         who = asyncio.run(asyncio.wait_for(identity(), seconds))
     except (asyncio.TimeoutError, TimeoutError):
-        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: no answer within {seconds:g} s "
-                              "(distributed.comm.timeouts.connect)") from None
+        raise ConnectionError(
+            f"cannot reach the Dask scheduler at {address}: no answer within {seconds:g} s "
+            "(distributed.comm.timeouts.connect)"
+        ) from None
     except Exception as e:  # OSError, a malformed address, a peer that speaks another protocol
         raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {e}") from None
     if not isinstance(who, dict) or who.get("type") != "Scheduler":
@@ -344,8 +352,10 @@ class DaskCluster:
         try:
             seconds = parse_timedelta(connect_timeout, default="seconds")
         except (KeyError, TypeError, ValueError):
-            raise ConnectionError(f"Dask's connect timeout {connect_timeout!r} (distributed.comm.timeouts.connect) is not a "
-                                  "duration such as 30s") from None
+            raise ConnectionError(
+                f"Dask's connect timeout {connect_timeout!r} (distributed.comm.timeouts.connect) is not a "
+                "duration such as 30s"
+            ) from None
         _ask_scheduler(address, seconds)
         try:
             self.client = Client(address)  # waits that connect timeout
@@ -356,8 +366,11 @@ class DaskCluster:
         self._removed_before = self._removals()  # workers the scheduler removes from now on are this solve's losses
         self._count_workers()
         if not self._threads:  # a cluster may be started driver first: say what it waits for
-            print(f"waiting for a worker to join the Dask scheduler at {address} (dask worker {address})",
-                  file=sys.stderr, flush=True)
+            print(
+                f"waiting for a worker to join the Dask scheduler at {address} (dask worker {address})",
+                file=sys.stderr,
+                flush=True,
+            )
             self.client.wait_for_workers(1)
             self._count_workers()
         self.workers = self._threads  # the plan is chosen for the workers there at the start
@@ -377,8 +390,11 @@ class DaskCluster:
 
     def _removals(self) -> set[tuple]:
         """The scheduler's record of workers that left unannounced (killed, crashed): (time, worker) pairs."""
-        return {(when, event.get("worker")) for when, event in self.client.get_events("all")
-                if isinstance(event, dict) and event.get("action") == "remove-worker" and not event.get("expected")}
+        return {
+            (when, event.get("worker"))
+            for when, event in self.client.get_events("all")
+            if isinstance(event, dict) and event.get("action") == "remove-worker" and not event.get("expected")
+        }
 
     @property
     def lost_workers(self) -> int:
@@ -407,8 +423,10 @@ class DaskCluster:
         return f"Dask at {self.address} ({self._machines} workers, {self._threads} threads)"
 
     def _gone(self) -> ClusterLost:
-        return ClusterLost(f"lost the connection to the Dask scheduler at {self.address}: run again once it is back "
-                           "(with --store, the search resumes where it stopped)")
+        return ClusterLost(
+            f"lost the connection to the Dask scheduler at {self.address}: run again once it is back "
+            "(with --store, the search resumes where it stopped)"
+        )
 
     def _connected(self) -> bool:
         return self.client.status == "running"
@@ -428,8 +446,9 @@ class DaskCluster:
     def submit(self, spec: Spec, task: Task) -> int:
         handle = next(self._ids)
         with self._unless_gone():
-            future = self.client.submit(_run_dask, spec, task, self._variable.name, handle, pure=False,
-                                        key=f"strategy-{self._run}-{handle}")
+            future = self.client.submit(
+                _run_dask, spec, task, self._variable.name, handle, pure=False, key=f"strategy-{self._run}-{handle}"
+            )
         self._futures[future] = handle
         return handle
 

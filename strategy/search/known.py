@@ -7,6 +7,7 @@ bound a tree file's proof record claims is taken only from a file the user trust
 `strategy solve --trust`), named with its SHA-256 in every proof that uses it; a store's exact results are
 checked against the game as they are read (`stored_result`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -73,15 +74,23 @@ def merged_tree(gt: GameTable, cost: np.ndarray, S: np.ndarray, d: int, trees: S
             if not subtrees:  # not a tree for S: some secret is never found
                 value = int(INF)
                 break
-            child_value, children[answer] = merged_tree(gt, cost, members[starts[c]:starts[c + 1]], d + 1, subtrees)
+            child_value, children[answer] = merged_tree(gt, cost, members[starts[c] : starts[c + 1]], d + 1, subtrees)
             value = min(int(INF), value + child_value)
         if value < best[0]:
             best = (value, tree_node(guess, children))
     return best
 
 
-def stored_result(store: Store, key: str, gt: GameTable, cost: np.ndarray, S: np.ndarray, d: int,
-                  consistent_only: bool, probe: int | None = None) -> Stored | None:
+def stored_result(
+    store: Store,
+    key: str,
+    gt: GameTable,
+    cost: np.ndarray,
+    S: np.ndarray,
+    d: int,
+    consistent_only: bool,
+    probe: int | None = None,
+) -> Stored | None:
     """What `store` holds for the set S reached after d questions (asking `probe` first, when the key is a
     probe's), checked against the game before it is believed: an exact value must come with a subtree that finds
     every secret of S (asking `probe` first, and only possible secrets under `consistent_only`) and costs exactly
@@ -115,8 +124,11 @@ def asks_candidates(gt: GameTable, S: np.ndarray, tree: dict) -> bool:
     if probe not in S:
         return False
     members, starts = split(gt.table, S, probe, len(gt.answers))
-    return all(asks_candidates(gt, members[starts[c]:starts[c + 1]], tree["next"][gt.answer_str(c)])
-               for c in range(len(gt.answers)) if c != gt.win and starts[c + 1] > starts[c])
+    return all(
+        asks_candidates(gt, members[starts[c] : starts[c + 1]], tree["next"][gt.answer_str(c)])
+        for c in range(len(gt.answers))
+        if c != gt.win and starts[c + 1] > starts[c]
+    )
 
 
 def given_tree(path: str, game: Game, consistent_only: bool) -> TreeDoc:
@@ -150,8 +162,9 @@ def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool
         costs = objectives.from_name(stage)
         own = tree_cost(gt, doc.root, costs) if costs is not None else None
         if own is not None and bound > own:
-            raise TreeError(f"{path!r} claims a lower bound of {bound} on {stage}, above its own tree's {own}: "
-                            f"not a proof")
+            raise TreeError(
+                f"{path!r} claims a lower bound of {bound} on {stage}, above its own tree's {own}: not a proof"
+            )
         out[stage] = Trusted(bound, os.path.basename(path), h.hexdigest())
     return out
 

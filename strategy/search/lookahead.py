@@ -37,6 +37,7 @@ is also kept under a key of its own with the levels and N it was found with, fin
 cut-off: so a bound stopped after hours resumes where it was (run it again with the same store: every set it
 finished is read back, not looked ahead again), and a later solve of the game starts from what it proved.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,9 +69,17 @@ STORE_PROBES_ABOVE = Plan().min_size  # sets this large are the ones the driver 
 class Lookahead:
     """The lookahead bounds of one game and objective (one engine's symmetry caches and scratch arrays)."""
 
-    def __init__(self, gt: GameTable, costs: Costs, consistent_only: bool = False,
-                 on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
-                 threads: int = 1, half: bool = False):
+    def __init__(
+        self,
+        gt: GameTable,
+        costs: Costs,
+        consistent_only: bool = False,
+        on_node: Callable[[], None] | None = None,
+        exact_below: int = 0,
+        store: Store | None = None,
+        threads: int = 1,
+        half: bool = False,
+    ):
         self.gt = gt
         self.half = half
         self.store = store
@@ -82,8 +91,9 @@ class Lookahead:
         self.stop = False  # set by `request_stop` from another thread: the bound unwinds at its next node
         # lookaheads of their own (engine, scratch arrays) that bound the parts of the game's first questions
         # in threads of their own, with this one (the kernels free the GIL)
-        self.helpers = [Lookahead(gt, costs, consistent_only, on_node, exact_below, store, half=half)
-                        for _ in range(threads - 1)]
+        self.helpers = [
+            Lookahead(gt, costs, consistent_only, on_node, exact_below, store, half=half) for _ in range(threads - 1)
+        ]
 
     def request_stop(self) -> None:
         """Stop the bound (from another thread): at its next node, or within a node of the exact search."""
@@ -154,8 +164,9 @@ class Lookahead:
             self._store.put(key, len(S), d, value, exact_value, tree, seconds)
         return value
 
-    def looked_ahead(self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int,
-                     key: str | None, floor: int) -> int:
+    def looked_ahead(
+        self, S: np.ndarray, d: int, b: int, history: np.ndarray, levels: int, beta: int, key: str | None, floor: int
+    ) -> int:
         """`bound` of a set too large to search: every probe's level-fill bound, then `levels` - 1 more levels."""
         probes, lb, b_here = self.probes(S, d, b, history)
         if key is not None and len(S) > STORE_PROBES_ABOVE:
@@ -163,8 +174,26 @@ class Lookahead:
         base = max(floor, int(lb.min()) if len(lb) else int(INF))
         if levels <= 1 and self.half and base < beta:  # half a level: each probe's parts at their cheap bound
             e = self.engine
-            return max(base, int(exact.half_level(self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch,
-                                                  S, np.int64(d), np.int64(b_here), probes, lb, np.int64(beta))))
+            return max(
+                base,
+                int(
+                    exact.half_level(
+                        self.gt.table,
+                        e.params,
+                        e.bounds,
+                        e.zs,
+                        e.tt,
+                        e.counters,
+                        e.scratch,
+                        S,
+                        np.int64(d),
+                        np.int64(b_here),
+                        probes,
+                        lb,
+                        np.int64(beta),
+                    )
+                ),
+            )
         if levels <= 1 or base >= beta:
             return base
         gt = self.gt
@@ -186,9 +215,10 @@ class Lookahead:
             sizes = starts[1:] - starts[:-1]
             value = int(self.engine.cost[d + 1]) if sizes[gt.win] else 0
             value += sum(fill(int(k)) for c, k in enumerate(sizes) if c != gt.win and k)
-            parts = [(members[starts[c]:starts[c + 1]], fill(int(sizes[c])))
-                     for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2),
-                                     key=lambda c: -sizes[c])]
+            parts = [
+                (members[starts[c] : starts[c + 1]], fill(int(sizes[c])))
+                for c in sorted((c for c in range(n_classes) if c != gt.win and sizes[c] > 2), key=lambda c: -sizes[c])
+            ]
             parts, value = self.prebound(parts, d + 1, b_here, value, min(best, beta))
             deeper = np.append(history, g).astype(history.dtype)
             share = self.parts_in_threads if d == 0 and self.helpers else self.parts_in_turn
@@ -196,8 +226,9 @@ class Lookahead:
             best = min(best, max(value, int(lb[i])))
         return max(best, base)
 
-    def prebound(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, value: int,
-                 cut: int) -> tuple[list[tuple[np.ndarray, int]], int]:
+    def prebound(
+        self, parts: list[tuple[np.ndarray, int]], d: int, b: int, value: int, cut: int
+    ) -> tuple[list[tuple[np.ndarray, int]], int]:
         """The parts' level fills raised to the engine's cheap bound of each (`exact.bound_set`: the transposition
         table, then a scan of the part's own candidates, which often proves its value), before any part is looked
         ahead or searched: a probe that these bounds refute costs no more, and the others' cut-offs are tighter.
@@ -208,16 +239,25 @@ class Lookahead:
             if value >= cut:
                 raised.append((part, fill))  # refuted already: the rest keep their level fill
                 continue
-            v, probe = exact.bound_set(self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch, part,
-                                       np.int64(d), np.int64(b))
+            v, probe = exact.bound_set(
+                self.gt.table, e.params, e.bounds, e.zs, e.tt, e.counters, e.scratch, part, np.int64(d), np.int64(b)
+            )
             v = max(int(v), fill)
             value += v - fill
             if probe < 0:
                 raised.append((part, v))
         return raised, value
 
-    def parts_in_turn(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray, levels: int,
-                      cut: int, value: int) -> int:
+    def parts_in_turn(
+        self,
+        parts: list[tuple[np.ndarray, int]],
+        d: int,
+        b: int,
+        history: np.ndarray,
+        levels: int,
+        cut: int,
+        value: int,
+    ) -> int:
         """`value` (which counts each part at its bound so far) with each part's bound in its place, largest part
         first, until it reaches `cut`. First come passes of narrow windows: each part open is bounded (searched,
         when small enough) with its bound so far + an even share of what the probe still lacks as its cut-off,
@@ -247,8 +287,16 @@ class Lookahead:
         last level that only scans: it is bounded once, with the whole cut-off left)."""
         return None if levels <= 1 and len(part) > self.exact_below and not self.half else False
 
-    def parts_in_threads(self, parts: list[tuple[np.ndarray, int]], d: int, b: int, history: np.ndarray,
-                         levels: int, cut: int, value: int) -> int:
+    def parts_in_threads(
+        self,
+        parts: list[tuple[np.ndarray, int]],
+        d: int,
+        b: int,
+        history: np.ndarray,
+        levels: int,
+        cut: int,
+        value: int,
+    ) -> int:
         """`parts_in_turn`, the parts of each pass shared out to this lookahead and its helpers (one thread each,
         largest part first). A part's cut-off in the last pass counts the parts still running at their bound so
         far, so it is looser than in turn, but a sum under `cut` is the same: every part in it was bounded below
@@ -265,8 +313,11 @@ class Lookahead:
                         return
                     i = todo[state["next"]]
                     state["next"] += 1
-                    beta = (cut - state["value"] + bounds[i] if step is None or final[i] is None  # deep: all that is left
-                            else bounds[i] + step)
+                    beta = (
+                        cut - state["value"] + bounds[i]
+                        if step is None or final[i] is None  # deep: all that is left
+                        else bounds[i] + step
+                    )
                 got = lookahead.bound(parts[i][0], d, b, history, levels, beta)
                 with lock:
                     got = max(got, bounds[i])
@@ -307,13 +358,22 @@ class Lookahead:
     def game_bound(self, levels: int) -> int:
         """The lookahead bound of the whole game."""
         gt = self.gt
-        return self.bound(np.arange(gt.size, dtype=np.int32), 0, len(gt.answers) - 1, np.empty(0, dtype=np.int64),
-                          levels)
+        return self.bound(
+            np.arange(gt.size, dtype=np.int32), 0, len(gt.answers) - 1, np.empty(0, dtype=np.int64), levels
+        )
 
 
-def lookahead_bound(gt: GameTable, costs: Costs, levels: int, consistent_only: bool = False,
-                    on_node: Callable[[], None] | None = None, exact_below: int = 0, store: Store | None = None,
-                    threads: int | None = None, half: bool = False) -> int:
+def lookahead_bound(
+    gt: GameTable,
+    costs: Costs,
+    levels: int,
+    consistent_only: bool = False,
+    on_node: Callable[[], None] | None = None,
+    exact_below: int = 0,
+    store: Store | None = None,
+    threads: int | None = None,
+    half: bool = False,
+) -> int:
     """A proven lower bound of the game's value under `costs` by `levels` levels of lookahead (INF: no tree
     meets the objective's depth bound), sets of at most `exact_below` secrets searched exactly, and what
     `store` has proven used where the lookahead meets it. The parts of the first questions are bounded by

@@ -4,6 +4,7 @@ Every objective the engine proves is a non-decreasing vector cost[r], INF beyond
 the total number of questions, feasibility within L questions, the secrets that need all L
 questions, and (for the race) any vector given explicitly, each a `engine.searcher.Costs`.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -34,8 +35,12 @@ def within(depth: int) -> Costs:
 def against(depth_counts: list[int], rule: str = "tie", seat: str = "first") -> Costs:
     """A race against a fixed tree with these depth counts: the best response minimises this cost
     (see `win_costs`; our score is 1 - total / (2·ours·theirs))."""
-    return Costs(f"win-{rule}" + (f"-{seat}" if rule == "first" else ""), tuple(win_costs(depth_counts, rule, seat)),
-                 "constant", None)
+    return Costs(
+        f"win-{rule}" + (f"-{seat}" if rule == "first" else ""),
+        tuple(win_costs(depth_counts, rule, seat)),
+        "constant",
+        None,
+    )
 
 
 def win_costs(depths_b: list[int], rule: str = "tie", seat: str = "first") -> list[int]:
@@ -65,6 +70,10 @@ def from_name(name: str) -> Costs | None:
         return total()
     if not depth.isdigit() or not 0 < int(depth) < 1000:
         return None
-    builders: dict[str, Callable[[int], Costs]] = {"total-within": total, "feasible": feasible,
-                                                    "fewest-at": at_last_level, "within": within}
+    builders: dict[str, Callable[[int], Costs]] = {
+        "total-within": total,
+        "feasible": feasible,
+        "fewest-at": at_last_level,
+        "within": within,
+    }
     return builders[head](int(depth)) if head in builders else None

@@ -6,6 +6,7 @@ proof record. An interrupted solve raises `interrupts.Interrupted` with what was
 (`partial`: the lower bound, and the best complete tree found, resolved parts optimal, the rest greedy,
 which `--partial` writes) and the interruption as its cause.
 """
+
 from __future__ import annotations
 
 import os
@@ -63,9 +64,13 @@ def processes_for(game: Game, jobs: int | None) -> int:
 
 def describe(game: Game, objective: Objective, resources: Resources) -> str:
     """The line a solve starts with: what it proves, how, and where."""
-    what = {"total": "minimum total", "worst": "minimum worst case, then minimum total",
-            "worst-then-fewest": "minimum worst case, then fewest secrets at it",
-            "win": "best response in a race", "within": "most secrets found"}[objective.name]
+    what = {
+        "total": "minimum total",
+        "worst": "minimum worst case, then minimum total",
+        "worst-then-fewest": "minimum worst case, then fewest secrets at it",
+        "win": "best response in a race",
+        "within": "most secrets found",
+    }[objective.name]
     if objective.max_depth is not None:
         what += f" within {objective.max_depth} questions"
     probes = "consistent probes only" if objective.consistent_only else "any probe"
@@ -133,8 +138,11 @@ class Objective:
             raise GameError("the within objective needs --max-depth K (the most secrets found within K questions)")
         if self.name == "win" and self.against is None:
             raise GameError("the win objective needs --against TREE (the tree to beat)")
-        for option, given in (("--against", self.against is not None), ("--rule", self.rule is not None),
-                              ("--seat", self.seat is not None)):
+        for option, given in (
+            ("--against", self.against is not None),
+            ("--rule", self.rule is not None),
+            ("--seat", self.seat is not None),
+        ):
             if given and self.name != "win":
                 raise GameError(f"{option} applies to the win objective only")
         if self.seat is not None and self.rule != "first":
@@ -192,11 +200,24 @@ def tt_bits_for(size: int) -> int:
 class Session:
     """The executor, store, log and progress bar shared by the runs of one solve."""
 
-    def __init__(self, gt: GameTable, consistent_only: bool, resources: Resources, progress: bool,
-                 incumbents: Sequence[dict] = (), known_bounds: dict[str, Trusted] | None = None):
+    def __init__(
+        self,
+        gt: GameTable,
+        consistent_only: bool,
+        resources: Resources,
+        progress: bool,
+        incumbents: Sequence[dict] = (),
+        known_bounds: dict[str, Trusted] | None = None,
+    ):
         self.gt = gt
-        jobs, scheduler, store, log, plan, tt_bits = (resources.jobs, resources.scheduler, resources.store,
-                                                      resources.log, resources.plan, resources.tt_bits)
+        jobs, scheduler, store, log, plan, tt_bits = (
+            resources.jobs,
+            resources.scheduler,
+            resources.store,
+            resources.log,
+            resources.plan,
+            resources.tt_bits,
+        )
         self.incumbents = list(incumbents)  # complete trees known beforehand: the best tree found is never worse
         self.known_bounds = dict(known_bounds or {})  # stage -> a lower bound taken from a trusted file
         self.relies_on: dict[str, Trusted] = {}  # trusted files a settled stage or the partial bound used
@@ -217,9 +238,14 @@ class Session:
         parallel = self.executor.workers > 1 or scheduler is not None
         if isinstance(plan, str):
             plan = PLANS[plan]
-        self.plan = plan if plan is not None else (
-            plan_for(self.executor.workers) if parallel or self.store is not None else NO_SPLIT)
-        self.plan_name = next((k for k, v in PLANS.items() if v == self.plan), "one task" if self.plan == NO_SPLIT else "custom")
+        self.plan = (
+            plan
+            if plan is not None
+            else (plan_for(self.executor.workers) if parallel or self.store is not None else NO_SPLIT)
+        )
+        self.plan_name = next(
+            (k for k, v in PLANS.items() if v == self.plan), "one task" if self.plan == NO_SPLIT else "custom"
+        )
         self.tasks = self.reused = self.lost = 0
         self.executor_lost = 0  # workers whose tasks the executor ran again itself (see Executor.lost_workers)
         self.worker_seconds = 0.0
@@ -251,8 +277,11 @@ class Session:
         within a depth (never below it); a fewest-at-D stage runs once no tree within D-1 exists, so some secret
         needs all D questions."""
         own = (1 if stage.startswith("fewest-at-") else 0, None)
-        given = [self.known_bounds[s] for s in (stage, "total") if s in self.known_bounds
-                 and (s == stage or stage.startswith("total"))]
+        given = [
+            self.known_bounds[s]
+            for s in (stage, "total")
+            if s in self.known_bounds and (s == stage or stage.startswith("total"))
+        ]
         return max([own, *((t.value, t) for t in given)], key=lambda b: b[0])
 
     def run(self, costs: Costs, beta: int = INF, label: str = "") -> Outcome:
@@ -264,8 +293,11 @@ class Session:
         they guide the driver: at each set it splits, their cheapest subtree's question is tried first."""
         from tqdm import tqdm
 
-        known = [(tree_cost(self.gt, t, costs), i, t) for i, t in enumerate([*self.incumbents, self.last_tree])
-                 if t is not None]
+        known = [
+            (tree_cost(self.gt, t, costs), i, t)
+            for i, t in enumerate([*self.incumbents, self.last_tree])
+            if t is not None
+        ]
         cost, _, tree = min(known, key=lambda k: k[:2]) if known else (INF, 0, None)
         if cost < INF:
             bound, source = self.known_bound(costs.name)
@@ -279,14 +311,29 @@ class Session:
         spec = Spec(self.gt.game, costs, self.consistent_only, self.tt_bits)
         engine = Engine(self.gt, spec)
         self.phase = costs.name
-        bar = tqdm(total=self.gt.size, unit="secret", delay=0.5, smoothing=0.0, disable=not self.progress,
-                   desc=label or costs.name, leave=False)
+        bar = tqdm(
+            total=self.gt.size,
+            unit="secret",
+            delay=0.5,
+            smoothing=0.0,
+            disable=not self.progress,
+            desc=label or costs.name,
+            leave=False,
+        )
+
         def advance(settled: float) -> None:  # the bar never goes back
             if settled > bar.n:
                 bar.update(int(settled) - bar.n)
 
-        self.driver = Driver(engine, spec, self.executor, self.store, self.plan, self.log if self._log else None,
-                             advance if self.progress else None)
+        self.driver = Driver(
+            engine,
+            spec,
+            self.executor,
+            self.store,
+            self.plan,
+            self.log if self._log else None,
+            advance if self.progress else None,
+        )
         try:
             out = self.driver.solve(np.arange(self.gt.size, dtype=np.int32), beta, [t for _, _, t in known])
         finally:
@@ -318,8 +365,14 @@ class Session:
             # early on, a greedy tree of the whole game may still be the better one
             greedy = cheapest_greedy(d.engine, d.root.S, d.root.history, d.root.d)
             tree = merged_tree(self.gt, d.engine.cost, d.root.S, 0, [tree, greedy])[1]  # ties keep the search's
-        return Partial(objective, d.spec.costs, lb, tree, d.root.progress() / d.root.n,
-                       relies_on=[t.record() for t in {t.sha256: t for t in relies_on}.values()])
+        return Partial(
+            objective,
+            d.spec.costs,
+            lb,
+            tree,
+            d.root.progress() / d.root.n,
+            relies_on=[t.record() for t in {t.sha256: t for t in relies_on}.values()],
+        )
 
     def close(self) -> None:
         try:
@@ -361,8 +414,13 @@ def best_tree(node: SetNode, engine: Engine, known: Sequence[dict] = ()) -> dict
         return merged_tree(gt, cost, node.S, node.d, [cheapest_greedy(engine, node.S, node.history, node.d), *known])[1]
     guess = gt.code_str(probe.probe)
     below = [t for t in known if t["guess"] == guess]
-    line = tree_node(guess, {answer: best_tree(part, engine, [t["next"][answer] for t in below])
-                             for answer, part in sorted(probe.answers.items())})
+    line = tree_node(
+        guess,
+        {
+            answer: best_tree(part, engine, [t["next"][answer] for t in below])
+            for answer, part in sorted(probe.answers.items())
+        },
+    )
     return merged_tree(gt, cost, node.S, node.d, [line, *(t for t in known if t["guess"] != guess)])[1]
 
 
@@ -375,9 +433,16 @@ def min_depth_bound(gt: GameTable) -> int:
     raise GameError("game too deep to search")
 
 
-def solve_game(gt: GameTable, objective: Objective | str = "total", resources: Resources = Resources(), *,
-               progress: bool = True, on_start: Callable[[str], None] | None = None, incumbents: Sequence[dict] = (),
-               known_bounds: dict[str, Trusted] | None = None) -> SolveReport:
+def solve_game(
+    gt: GameTable,
+    objective: Objective | str = "total",
+    resources: Resources = Resources(),
+    *,
+    progress: bool = True,
+    on_start: Callable[[str], None] | None = None,
+    incumbents: Sequence[dict] = (),
+    known_bounds: dict[str, Trusted] | None = None,
+) -> SolveReport:
     """Prove `objective` (an Objective, or the name of one with its defaults) on the `resources`; the report says
     what was proved and holds the tree.
 
@@ -403,8 +468,10 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
             out = session.run(objectives.within(max_depth), label=f"most within {max_depth}")
             found = gt.size - out.value
             proven = {"within": max_depth, "found": found, "missed": out.value}
-            lines.append(f"proved: at most {found} of {gt.size} secrets can be found within {max_depth} questions "
-                         f"({out.value} need more)")
+            lines.append(
+                f"proved: at most {found} of {gt.size} secrets can be found within {max_depth} questions "
+                f"({out.value} need more)"
+            )
             tree = out.tree
         elif objective.name == "win":
             from fractions import Fraction
@@ -414,17 +481,26 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
             rule, seat = objective.rule or "tie", objective.seat or "first"
             out = session.run(costs, label=f"best response ({costs.name})")
             score = 1 - Fraction(out.value, 2 * gt.size * sum(objective.against))
-            proven = {"rule": rule, "seat": seat if rule == "first" else None,
-                      "against_depth_counts": list(objective.against), "cost": out.value, "score": str(score)}
-            lines.append(f"proved: the best response scores {score} = {float(score):.6f} "
-                         f"(P(win) + P(draw)/2, rule {rule}{', seat ' + seat if rule == 'first' else ''})")
+            proven = {
+                "rule": rule,
+                "seat": seat if rule == "first" else None,
+                "against_depth_counts": list(objective.against),
+                "cost": out.value,
+                "score": str(score),
+            }
+            lines.append(
+                f"proved: the best response scores {score} = {float(score):.6f} "
+                f"(P(win) + P(draw)/2, rule {rule}{', seat ' + seat if rule == 'first' else ''})"
+            )
             tree = out.tree
         elif objective.name == "total":
             out = session.run(objectives.total(max_depth), label="min total")
             if not out.exact:
                 proven = {"max_depth": max_depth, "feasible": False}
-                lines.append(f"impossible: no tree finds every secret of {game.spec} within {max_depth} questions "
-                             f"(exhaustive search)")
+                lines.append(
+                    f"impossible: no tree finds every secret of {game.spec} within {max_depth} questions "
+                    f"(exhaustive search)"
+                )
                 tree = None
             else:
                 proven = {"total": out.value}
@@ -451,7 +527,9 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
             if objective.name == "worst":
                 out = session.run(objectives.total(depth), label=f"min total within {depth}")
                 proven["total"] = out.value
-                lines.append(f"proved: minimum total within {depth} questions {out.value} (average {out.value / gt.size:.4f})")
+                lines.append(
+                    f"proved: minimum total within {depth} questions {out.value} (average {out.value / gt.size:.4f})"
+                )
             else:
                 out = session.run(objectives.at_last_level(depth), label=f"fewest at {depth}")
                 proven["fewest_at_worst"] = out.value
@@ -469,25 +547,40 @@ def solve_game(gt: GameTable, objective: Objective | str = "total", resources: R
                     partial = None
             try:
                 session.close()
-            except Exception:  # e.g. the log cannot be flushed to a full disk either: the first error is the one to tell
+            except (
+                Exception
+            ):  # e.g. the log cannot be flushed to a full disk either: the first error is the one to tell
                 pass
         if partial is not None:
             raise Interrupted(partial) from e
         raise
     session.close()
     if session.settled:
-        lines.append(f"settled with no search: {', '.join(session.settled)} (a given tree meets the bound "
-                     f"known before the search)")
+        lines.append(
+            f"settled with no search: {', '.join(session.settled)} (a given tree meets the bound "
+            f"known before the search)"
+        )
     if session.relies_on:
         proven["relies_on"] = [t.record() for t in session.relies_on.values()]
-        lines.append("the proof relies on the bound claimed by " + ", ".join(
-            f"{quote(t.file)} (sha256 {t.sha256})" for t in session.relies_on.values()) + ", trusted with --trust")
+        lines.append(
+            "the proof relies on the bound claimed by "
+            + ", ".join(f"{quote(t.file)} (sha256 {t.sha256})" for t in session.relies_on.values())
+            + ", trusted with --trust"
+        )
     seconds = time.perf_counter() - start
     c = session.counters
-    run = {"seconds": round(seconds, 2), "worker_seconds": round(session.worker_seconds, 2),
-           "executor": session.executor.name, "plan": session.plan_name, "tasks": session.tasks, "reused_from_store": session.reused,
-           "lost_workers": session.lost + session.executor_lost, "nodes": int(c[exact.C_NODES]), "probes_tried": int(c[exact.C_PROBES]),
-           "machine": machine()}
+    run = {
+        "seconds": round(seconds, 2),
+        "worker_seconds": round(session.worker_seconds, 2),
+        "executor": session.executor.name,
+        "plan": session.plan_name,
+        "tasks": session.tasks,
+        "reused_from_store": session.reused,
+        "lost_workers": session.lost + session.executor_lost,
+        "nodes": int(c[exact.C_NODES]),
+        "probes_tried": int(c[exact.C_PROBES]),
+        "machine": machine(),
+    }
     if session.settled:
         run["settled_by_a_given_tree"] = session.settled
     return SolveReport(game, name, tree, proven, run, lines)

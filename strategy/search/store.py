@@ -15,6 +15,7 @@ writes (no view, trigger, index, check or default of its own), functions in a sc
 (`trusted_schema=OFF`), and Ctrl-C or SIGTERM stops a statement within milliseconds (a progress handler), for a
 store and every store `compact` and `merge` read.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -95,8 +96,10 @@ def _schema() -> dict[tuple[str, str], str | None]:
     con = sqlite3.connect(":memory:")
     try:
         con.executescript(SCHEMA)
-        return {(kind, name): _normalised(sql) for kind, name, sql in
-                con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()}
+        return {
+            (kind, name): _normalised(sql)
+            for kind, name, sql in con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+        }
     finally:
         con.close()
 
@@ -111,8 +114,10 @@ def check_schema(con: sqlite3.Connection, path: str | os.PathLike, schema: str =
         if kind in ("view", "trigger"):
             raise FileError(f"store {quote(path)} holds a {kind} ({name!r}): a store runs no SQL of its own")
         if table in ("meta", "results") and expected.get((kind, name), "") != _normalised(sql):
-            raise FileError(f"store {quote(path)}: its {kind} {name!r} is not the one this tool writes "
-                            f"(a store runs no SQL of its own)")
+            raise FileError(
+                f"store {quote(path)}: its {kind} {name!r} is not the one this tool writes "
+                f"(a store runs no SQL of its own)"
+            )
     present = {(kind, name) for kind, name, _, _ in rows}
     for kind, name in expected:
         if (kind, name) not in present:
@@ -136,8 +141,12 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, game: Game, consistent_only: bool):
         self.path = os.fspath(path)
-        self.identity = {"format": STORE_FORMAT, "version": str(STORE_VERSION), "game": game.spec,
-                         "probes": "consistent" if consistent_only else "any"}
+        self.identity = {
+            "format": STORE_FORMAT,
+            "version": str(STORE_VERSION),
+            "game": game.spec,
+            "probes": "consistent" if consistent_only else "any",
+        }
         fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
         # not always used by the thread that opened it (a lookahead reads it from the threads it runs in, so that a
         # Ctrl-C stops it): `_lock` keeps them one at a time
@@ -174,8 +183,10 @@ class Store:
             raise FileError(f"{quote(self.path)} is not a strategy store")
         for field in ("version", "game", "probes"):
             if meta.get(field) != self.identity[field]:
-                raise FileError(f"store {quote(self.path)} is for {field} {meta.get(field)!r}, "
-                                f"not {self.identity[field]!r}: use another file")
+                raise FileError(
+                    f"store {quote(self.path)} is for {field} {meta.get(field)!r}, "
+                    f"not {self.identity[field]!r}: use another file"
+                )
 
     @contextlib.contextmanager
     def _statements(self):
@@ -210,8 +221,9 @@ class Store:
                 if pending[0] == key:
                     return Stored(pending[3], bool(pending[4]), _unpack(pending[5]), pending[6])
             with self._statements():
-                row = self.con.execute("SELECT value, exact, tree, seconds FROM results WHERE key = ?",
-                                       (key,)).fetchone()
+                row = self.con.execute(
+                    "SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)
+                ).fetchone()
         if row is None:
             return None
         value, exact, blob, seconds = row
@@ -237,8 +249,10 @@ class Store:
 
     def refused(self, key: str, why: str) -> StoreRefused:
         """The one line that refuses a row of this store."""
-        return StoreRefused(f"store {quote(self.path)}, row {key!r}: {why}; the store was altered or damaged "
-                         f"(delete the row, or the store, to search it again)")
+        return StoreRefused(
+            f"store {quote(self.path)}, row {key!r}: {why}; the store was altered or damaged "
+            f"(delete the row, or the store, to search it again)"
+        )
 
     def probe_values(self, key: str) -> dict[int, int]:
         """What the store proves of each first question of a set (the results keyed `key/probe`: an exact value
@@ -246,12 +260,13 @@ class Store:
         prefix = f"{key}/"
         with self._lock:
             with self._statements():
-                rows = self.con.execute("SELECT key, value FROM results WHERE key > ? AND key < ?",
-                                        (prefix, f"{key}0")).fetchall()  # '0' follows '/'
+                rows = self.con.execute(
+                    "SELECT key, value FROM results WHERE key > ? AND key < ?", (prefix, f"{key}0")
+                ).fetchall()  # '0' follows '/'
             pending = [(row[0], row[3]) for row in self._pending if row[0].startswith(prefix)]
         out: dict[int, int] = {}
         for name, value in rows + pending:
-            probe = name[len(prefix):]
+            probe = name[len(prefix) :]
             if probe.isdigit():
                 self.check_value(name, value)
                 out[int(probe)] = max(out.get(int(probe), 0), value)
@@ -276,7 +291,9 @@ class Store:
             try:
                 self.con.execute("BEGIN IMMEDIATE")
                 try:
-                    self.con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
+                    self.con.executemany(
+                        "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending
+                    )
                     self.con.execute("COMMIT")
                 except BaseException:
                     if self.con.in_transaction:  # SQLite rolls back by itself on a full disk
@@ -298,8 +315,9 @@ class Store:
             self.con.close()
 
 
-def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: float,
-            shipped: str | os.PathLike | None = None) -> int:
+def compact(
+    source: str | os.PathLike, target: str | os.PathLike, min_seconds: float, shipped: str | os.PathLike | None = None
+) -> int:
     """Copy a store into a new file with every exact result, the bounds that took at least `min_seconds` to prove
     (the many quick ones cost less to find again than to carry) and the roots' bounds: a store small enough to ship.
     With `shipped` (a store copied earlier), only the results it does not hold as they are now: what the store has
@@ -308,8 +326,14 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
     if not os.path.isfile(source):
         raise FileError(f"store {quote(os.fspath(source))} does not exist")
     attached = {"source": source, **({"shipped": shipped} if shipped is not None else {})}
-    new = "" if shipped is None else (" AND NOT EXISTS (SELECT 1 FROM shipped.results h WHERE h.key = s.key"
-                                      " AND h.value = s.value AND h.exact = s.exact)")
+    new = (
+        ""
+        if shipped is None
+        else (
+            " AND NOT EXISTS (SELECT 1 FROM shipped.results h WHERE h.key = s.key"
+            " AND h.value = s.value AND h.exact = s.exact)"
+        )
+    )
 
     def copy(con: sqlite3.Connection) -> int:
         for name, path in attached.items():
@@ -317,8 +341,11 @@ def compact(source: str | os.PathLike, target: str | os.PathLike, min_seconds: f
             check_schema(con, path, name)
         con.execute("BEGIN")
         con.execute("INSERT INTO meta SELECT * FROM source.meta")
-        kept = con.execute("INSERT INTO results SELECT * FROM source.results s WHERE (s.exact = 1 OR s.seconds >= ? "
-                           "OR s.depth = 0)" + new, (min_seconds,)).rowcount
+        kept = con.execute(
+            "INSERT INTO results SELECT * FROM source.results s WHERE (s.exact = 1 OR s.seconds >= ? "
+            "OR s.depth = 0)" + new,
+            (min_seconds,),
+        ).rowcount
         con.execute("COMMIT")
         for name in attached:
             con.execute(f"DETACH DATABASE {name}")
@@ -354,8 +381,10 @@ def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> in
                 con.executemany("INSERT INTO meta VALUES (?, ?)", meta)
                 first = meta
             elif meta != first:
-                raise FileError(f"store {quote(os.fspath(source))} is not of the game and probe rule of "
-                                f"{quote(os.fspath(sources[0]))}")
+                raise FileError(
+                    f"store {quote(os.fspath(source))} is not of the game and probe rule of "
+                    f"{quote(os.fspath(sources[0]))}"
+                )
             con.execute(MERGE)
             con.execute("COMMIT")
             con.execute("DETACH DATABASE source")
@@ -364,8 +393,9 @@ def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> in
     return _write_store(target, copy, sources[0])
 
 
-def _write_store(target: str | os.PathLike, fill: Callable[[sqlite3.Connection], int],
-                 source: str | os.PathLike) -> int:
+def _write_store(
+    target: str | os.PathLike, fill: Callable[[sqlite3.Connection], int], source: str | os.PathLike
+) -> int:
     """A new store file at `target`, its tables filled by `fill` (which returns a count), written through a temporary
     file so that it is whole or absent; `source` names the store a failure is blamed on."""
     part = f"{os.fspath(target)}.tmp"
@@ -398,9 +428,11 @@ def _unpack(blob: bytes | None) -> dict | None:
     inflate = zlib.decompressobj()
     text = inflate.decompress(blob, limit + 1)
     if len(text) > limit or inflate.unconsumed_tail:
-        raise ValueError(f"it unpacks to more than {limit / 2**20:.1f} MB, {MAX_UNPACK_RATIO} times its "
-                         f"{len(blob):,} bytes" if limit < MAX_TREE_BYTES else
-                         f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB")
+        raise ValueError(
+            f"it unpacks to more than {limit / 2**20:.1f} MB, {MAX_UNPACK_RATIO} times its {len(blob):,} bytes"
+            if limit < MAX_TREE_BYTES
+            else f"it unpacks to more than {MAX_TREE_BYTES >> 20} MB"
+        )
     if not inflate.eof:
         raise ValueError("it is cut short")
     return orjson.loads(text)

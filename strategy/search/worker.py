@@ -5,6 +5,7 @@ scratch arrays) across tasks, so nothing large is sent with a task: a task is a 
 depth, the questions asked before it, a cut-off and a slot for live control. It returns the exact
 value and the canonical subtree (`Engine.extract`), or a proven lower bound.
 """
+
 from __future__ import annotations
 
 import os
@@ -85,16 +86,41 @@ def run_on(engine: Engine, task: Task, control: np.ndarray | None = None, thread
         control[exact.K_BETA] = task.beta
     deadline = start + task.seconds if task.seconds > 0 else None
     try:
-        value, probe = engine.solve(task.S, task.d, task.beta, task.history, task.b, control, live=control is not None,
-                                    probe=task.probe, threaded=threaded or deadline is not None, deadline=deadline)
+        value, probe = engine.solve(
+            task.S,
+            task.d,
+            task.beta,
+            task.history,
+            task.b,
+            control,
+            live=control is not None,
+            probe=task.probe,
+            threaded=threaded or deadline is not None,
+            deadline=deadline,
+        )
         exact_value = bool(probe >= 0 and value < INF)
         tree = engine.extract(task.S, task.d, int(value), task.history, task.b, task.probe) if exact_value else None
     except Stopped:
         end = time.perf_counter()
-        return Result(task.key, 0, False, None, end - start, worker_name(), stopped=True,
-                      timed_out=deadline is not None and end >= deadline)
-    return Result(task.key, int(value), exact_value, tree, time.perf_counter() - start, worker_name(),
-                  (engine.counters - before).tolist())
+        return Result(
+            task.key,
+            0,
+            False,
+            None,
+            end - start,
+            worker_name(),
+            stopped=True,
+            timed_out=deadline is not None and end >= deadline,
+        )
+    return Result(
+        task.key,
+        int(value),
+        exact_value,
+        tree,
+        time.perf_counter() - start,
+        worker_name(),
+        (engine.counters - before).tolist(),
+    )
 
 
 def run_batch(engine: Engine, task: Task, control: np.ndarray | None = None, threaded: bool = True) -> Result:
@@ -108,12 +134,24 @@ def run_batch(engine: Engine, task: Task, control: np.ndarray | None = None, thr
     for probe in task.probes:
         if control is not None:
             beta = min(beta, int(control[exact.K_BETA]))
-        r = run_on(engine, Task(f"{task.key}/{probe}", task.S, task.d, task.history, task.b, beta, probe=probe),
-                   control, threaded)
+        r = run_on(
+            engine,
+            Task(f"{task.key}/{probe}", task.S, task.d, task.history, task.b, beta, probe=probe),
+            control,
+            threaded,
+        )
         if r.stopped:
             return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(), stopped=True)
         results.append(r)
         if r.exact:
             beta = min(beta, r.value)
-    return Result(task.key, 0, False, None, time.perf_counter() - start, worker_name(),
-                  (engine.counters - before).tolist(), batch=results)
+    return Result(
+        task.key,
+        0,
+        False,
+        None,
+        time.perf_counter() - start,
+        worker_name(),
+        (engine.counters - before).tolist(),
+        batch=results,
+    )

@@ -1,4 +1,5 @@
 """Compare two trees of the same game: figures side by side and the first node where they differ."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,11 +55,15 @@ def compare_json(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) ->
 
     sa, sb = _verified_pair(a, b)
     diff = first_difference(a.root, b.root)
-    return {"game": a.game.spec,
-            "trees": [{"tree": name, "objective": doc.objective, "stats": stats_json(s)}
-                      for name, doc, s in ((names[0], a, sa), (names[1], b, sb))],
-            "total_difference": sb.total - sa.total,
-            "first_difference": None if diff is None else diff.to_json()}
+    return {
+        "game": a.game.spec,
+        "trees": [
+            {"tree": name, "objective": doc.objective, "stats": stats_json(s)}
+            for name, doc, s in ((names[0], a, sa), (names[1], b, sb))
+        ],
+        "total_difference": sb.total - sa.total,
+        "first_difference": None if diff is None else diff.to_json(),
+    }
 
 
 def compare(a: TreeDoc, b: TreeDoc, names: tuple[str, str] = ("A", "B")) -> str:

@@ -7,6 +7,7 @@ is at least as strict as the JSON Schema (`tree.schema.json`): integers are JSON
 (not `true`, not `1.0`), codes and answers are written exactly, the generator record's fields have
 their types (`"consistent_only": "no"` is not true), and no key appears twice.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,8 +72,15 @@ class LazyTreeDoc(TreeDoc):
     lazily: its top-level fields and its root's question from the file's first bytes, the tree itself parsed at the
     first use of `root` (once, under a lock: the player parses it in a thread while the first question waits)."""
 
-    def __init__(self, game: Game, first: str, objective: str, generator: dict, stats: dict | None,
-                 parse_root: Callable[[], Node]):
+    def __init__(
+        self,
+        game: Game,
+        first: str,
+        objective: str,
+        generator: dict,
+        stats: dict | None,
+        parse_root: Callable[[], Node],
+    ):
         self.game, self.objective, self.generator, self.stats = game, objective, generator, stats
         self.first = first
         self._parse_root = parse_root
@@ -172,8 +180,6 @@ def _duplicate_key(raw: bytes | bytearray, obj: dict, tree_strings: int) -> bool
     return _strings_in_text(raw) != _strings_in_value(rest) + len(obj) - len(rest) + tree_strings
 
 
-
-
 # the generator record's fields and their types, as tree.schema.json gives them: (what it must be, test), an object
 # of typed fields (others may follow), or [items]
 Check = tuple
@@ -185,15 +191,42 @@ OBJECT: Check = ("an object", lambda v: isinstance(v, dict))
 SHARE: Check = ("a number from 0 to 1", lambda v: type(v) in (int, float) and 0 <= v <= 1)
 SHA256: Check = ("64 lowercase hexadecimal digits", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v))
 RELIES_ON = [{"file": STRING, "sha256": SHA256, "required": ("file", "sha256")}]
-PROVEN = {"total": NATURAL, "worst": NATURAL, "max_depth": POSITIVE, "fewest_at_worst": NATURAL, "feasible": BOOLEAN,
-          "within": POSITIVE, "found": NATURAL, "missed": NATURAL, "rule": STRING,
-          "seat": ("a string or null", lambda v: v is None or isinstance(v, str)),
-          "against_depth_counts": [NATURAL], "cost": NATURAL, "score": STRING, "relies_on": RELIES_ON}
-GENERATOR = {"tool": STRING, "strategy": STRING, "engine": STRING, "consistent_only": BOOLEAN, "first": STRING,
-             "seed": NATURAL, "pilot": {"width": POSITIVE, "above": POSITIVE, "rollouts": NATURAL},
-             "proven": PROVEN, "proven_so_far": PROVEN, "proven_optimal": BOOLEAN, "lower_bound": NATURAL,
-             "objective_of_the_search": STRING, "bound_of": STRING, "progress": SHARE, "relies_on": RELIES_ON,
-             "run": OBJECT, "exact_endgame": OBJECT, "improved_from": STRING}
+PROVEN = {
+    "total": NATURAL,
+    "worst": NATURAL,
+    "max_depth": POSITIVE,
+    "fewest_at_worst": NATURAL,
+    "feasible": BOOLEAN,
+    "within": POSITIVE,
+    "found": NATURAL,
+    "missed": NATURAL,
+    "rule": STRING,
+    "seat": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "against_depth_counts": [NATURAL],
+    "cost": NATURAL,
+    "score": STRING,
+    "relies_on": RELIES_ON,
+}
+GENERATOR = {
+    "tool": STRING,
+    "strategy": STRING,
+    "engine": STRING,
+    "consistent_only": BOOLEAN,
+    "first": STRING,
+    "seed": NATURAL,
+    "pilot": {"width": POSITIVE, "above": POSITIVE, "rollouts": NATURAL},
+    "proven": PROVEN,
+    "proven_so_far": PROVEN,
+    "proven_optimal": BOOLEAN,
+    "lower_bound": NATURAL,
+    "objective_of_the_search": STRING,
+    "bound_of": STRING,
+    "progress": SHARE,
+    "relies_on": RELIES_ON,
+    "run": OBJECT,
+    "exact_endgame": OBJECT,
+    "improved_from": STRING,
+}
 
 
 def _check_typed(value: object, check: Check | dict | list, where: str, source: str) -> None:
@@ -308,8 +341,13 @@ def _check_guesses(root: Node, guesses: set, game: Game, source: str) -> None:
     n = game.length
     allowed = frozenset(ALPHABET[: game.symbols])
     for guess in guesses:
-        if (type(guess) is not str or len(guess) != n or not allowed.issuperset(guess)
-                or (game.distinct and len(set(guess)) != n) or (not game.leading_zero and guess[0] == "0")):
+        if (
+            type(guess) is not str
+            or len(guess) != n
+            or not allowed.issuperset(guess)
+            or (game.distinct and len(set(guess)) != n)
+            or (not game.leading_zero and guess[0] == "0")
+        ):
             _bad_node(root, _node_asking(root, guess), game, source)
 
 

@@ -1,4 +1,5 @@
 """Text reports of measured stats: the distribution table with a histogram. Standard library only."""
+
 from __future__ import annotations
 
 from .verify import Stats

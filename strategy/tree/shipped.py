@@ -12,6 +12,7 @@ whose bytes match it (`open_tree`): it asks the root's question from the file's 
 when the first answer comes, without walking it again; a shipped file that does not match is refused. Any other file
 is read and validated whole, as every command does.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,9 @@ def names() -> list[str]:
     """The names of the shipped trees, sorted."""
     if not SHIPPED.is_dir():
         return []
-    return sorted(p.name.removesuffix(".gz").removesuffix(".json") for p in SHIPPED.iterdir()
-                  if p.name.endswith(SUFFIXES))
+    return sorted(
+        p.name.removesuffix(".gz").removesuffix(".json") for p in SHIPPED.iterdir() if p.name.endswith(SUFFIXES)
+    )
 
 
 def path_of(name: str) -> Path | None:
@@ -68,13 +70,18 @@ def find(argument: str) -> str:
             tried = [f"{base}-{objective}"] if objective else [f"{base}-total", f"{base}-best-found"]
             path = next((p for p in map(path_of, tried) if p is not None), None)
             if path is None:
-                kinds = [n.removeprefix(base + "-") for n in names()
-                         if n.startswith(base + "-") and not n.removeprefix(base + "-").startswith("nz-")]
+                kinds = [
+                    n.removeprefix(base + "-")
+                    for n in names()
+                    if n.startswith(base + "-") and not n.removeprefix(base + "-").startswith("nz-")
+                ]
                 have = f"; shipped for {spec}: {', '.join(kinds)}" if kinds else f"; none ships for {spec}"
                 raise UnknownTree(f"no shipped tree {argument!r}{have} (strategy trees lists them)")
     if path is None:
-        raise UnknownTree(f"{argument!r} is neither a file nor a shipped tree (strategy trees lists them; a game such "
-                          f"as bulls:4x10 names its least-total tree)")
+        raise UnknownTree(
+            f"{argument!r} is neither a file nor a shipped tree (strategy trees lists them; a game such "
+            f"as bulls:4x10 names its least-total tree)"
+        )
     return str(path)
 
 
@@ -107,8 +114,11 @@ def write_manifest(folder: Path | None = None) -> Path:
     folder = SHIPPED if folder is None else folder
     from ..files import write_atomic
 
-    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n"
-             for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(SUFFIXES)]
+    lines = [
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n"
+        for p in sorted(folder.iterdir(), key=lambda p: p.name)
+        if p.name.endswith(SUFFIXES)
+    ]
     path = folder / MANIFEST
     write_atomic(path, "".join(lines).encode())
     return path
@@ -132,9 +142,11 @@ def open_tree(path: str | os.PathLike):
         packed = f.read()
     expected = digests().get(where.name)
     if expected is None or hashlib.sha256(packed).hexdigest() != expected:
-        raise TreeError(f"shipped tree {label(str(path))}: its bytes are not those the package's tests verified (its "
-                        f"SHA-256 is not the one in {MANIFEST}): reinstall the package, or give a copy of the file "
-                        f"elsewhere to have it read and checked as any tree file")
+        raise TreeError(
+            f"shipped tree {label(str(path))}: its bytes are not those the package's tests verified (its "
+            f"SHA-256 is not the one in {MANIFEST}): reinstall the package, or give a copy of the file "
+            f"elsewhere to have it read and checked as any tree file"
+        )
     return _lazy(where, packed) or load(path)
 
 
@@ -199,8 +211,15 @@ class Listed:
     worst: int
 
     def to_json(self) -> dict:
-        return {"name": self.name, "game": self.game, "objective": self.objective, "proven": self.proven,
-                "total": self.total, "average": round(self.average, 4), "worst": self.worst}
+        return {
+            "name": self.name,
+            "game": self.game,
+            "objective": self.objective,
+            "proven": self.proven,
+            "total": self.total,
+            "average": round(self.average, 4),
+            "worst": self.worst,
+        }
 
 
 def listing() -> list[Listed]:
@@ -213,8 +232,17 @@ def listing() -> list[Listed]:
         assert path is not None
         doc = load(path)
         stats = doc.stats or {}
-        out.append(Listed(name, doc.game.spec, doc.objective, proof_of(doc), stats.get("total", 0),
-                          stats.get("total", 0) / max(1, stats.get("secrets", 1)), stats.get("worst", 0)))
+        out.append(
+            Listed(
+                name,
+                doc.game.spec,
+                doc.objective,
+                proof_of(doc),
+                stats.get("total", 0),
+                stats.get("total", 0) / max(1, stats.get("secrets", 1)),
+                stats.get("worst", 0),
+            )
+        )
     return out
 
 
@@ -226,6 +254,9 @@ def proof_of(doc) -> str:
     proven = g.get("proven") or {}
     if "score" in proven:
         return f"best response, score {proven['score']}"
-    parts = [f"{key.replace('_', ' ')} {value}" for key, value in proven.items()
-             if key in ("total", "worst", "fewest_at_worst", "max_depth")]
+    parts = [
+        f"{key.replace('_', ' ')} {value}"
+        for key, value in proven.items()
+        if key in ("total", "worst", "fewest_at_worst", "max_depth")
+    ]
     return ", ".join(parts) if parts else "heuristic"

@@ -4,6 +4,7 @@ Standard library only, so the player can report exact figures too. A tree passes
 when every secret ends with all hits, every branch is reached, and the stored
 stats (if any) equal what the walk measured.
 """
+
 from __future__ import annotations
 
 import os
@@ -76,8 +77,13 @@ def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None
                 where = "a leaf" if "next" not in node else "a node"
                 raise VerifyError(
                     f"secret {game.format_code(secret)} is not solved: {where} at {path_text(path[:-1])} "
-                    f"asks {guess}, answer {key} has no branch", "unsolved", secret=game.format_code(secret),
-                    at=path_json(path[:-1]), code=guess, answer=key)
+                    f"asks {guess}, answer {key} has no branch",
+                    "unsolved",
+                    secret=game.format_code(secret),
+                    at=path_json(path[:-1]),
+                    code=guess,
+                    answer=key,
+                )
             node, depth = child, depth + 1
         depths[game.format_code(secret)] = depth
         while len(counts) <= depth:
@@ -92,7 +98,9 @@ def measure(game: Game, root: Node, secrets: list[tuple[int, ...]] | None = None
 def _check_reached(root: Node, visits: dict[int, int]) -> None:
     for node, path in walk(root):
         if id(node) not in visits:
-            raise VerifyError(f"branch {path_text(path)} is never reached by any secret", "unreached", at=path_json(path))
+            raise VerifyError(
+                f"branch {path_text(path)} is never reached by any secret", "unreached", at=path_json(path)
+            )
 
 
 def impossible_question(game: Game, root: Node) -> str | None:
@@ -111,8 +119,13 @@ def verify(doc: TreeDoc) -> Stats:
         measured = stats.to_json()
         for key, value in measured.items():
             if doc.stats.get(key) != value:
-                raise VerifyError(f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}", "stats",
-                                  field=key, stored=doc.stats.get(key), measured=value)
+                raise VerifyError(
+                    f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}",
+                    "stats",
+                    field=key,
+                    stored=doc.stats.get(key),
+                    measured=value,
+                )
     return stats
 
 

@@ -1,4 +1,5 @@
 """Greedy trees verify, and reproduce the published greedy totals where tie-breaking agrees."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,13 +63,31 @@ def test_symmetry_keeps_one_probe_per_class(bulls4):
     game = bulls4.game
     perms = position_perms(4, False)
     probes = np.arange(bulls4.size, dtype=np.int32)
-    root = canonical_probes(bulls4.codes, bulls4.masks, probes, np.zeros(0, np.int64), np.zeros(0, np.int64), perms, 10, False,
-                            probes)
+    root = canonical_probes(
+        bulls4.codes, bulls4.masks, probes, np.zeros(0, np.int64), np.zeros(0, np.int64), perms, 10, False, probes
+    )
     assert [bulls4.code_str(i) for i in root] == ["0123"]
-    after = canonical_probes(bulls4.codes, bulls4.masks, probes, np.array([0]), np.zeros(0, np.int64), perms, 10, False, probes)
+    after = canonical_probes(
+        bulls4.codes, bulls4.masks, probes, np.array([0]), np.zeros(0, np.int64), perms, 10, False, probes
+    )
     assert len(after) == 20  # Tanaka's 20 distinct second questions
     nz = game_table(parse_game("bulls:4x10:nz"))
-    assert len(canonical_probes(nz.codes, nz.masks, np.arange(nz.size, dtype=np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64), position_perms(4, True), 10, True, np.arange(nz.size, dtype=np.int32))) == 2
+    assert (
+        len(
+            canonical_probes(
+                nz.codes,
+                nz.masks,
+                np.arange(nz.size, dtype=np.int32),
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                position_perms(4, True),
+                10,
+                True,
+                np.arange(nz.size, dtype=np.int32),
+            )
+        )
+        == 2
+    )
     del game
 
 
@@ -86,8 +105,10 @@ def test_every_probe_has_an_equivalent_representative(spec):
         for q in history:
             cand = cand[gt.table[q, cand] == gt.table[q, rng.choice(cand)]]
         answers = gt.table[history, cand[0]].astype(np.int64)  # a symmetry may swap questions with equal answers
-        kept = canonical_probes(gt.codes, gt.masks, probes, history.astype(np.int64), answers, perms, g.symbols,
-                                not g.leading_zero, cand)
+        kept = canonical_probes(
+            gt.codes, gt.masks, probes, history.astype(np.int64), answers, perms, g.symbols, not g.leading_zero, cand
+        )
+
         def signature(p: int, cand: np.ndarray = cand) -> tuple[int, ...]:
             return tuple(sorted(np.bincount(gt.table[p, cand], minlength=len(gt.answers)).tolist()))
 
@@ -110,8 +131,10 @@ def test_every_secret_is_solved_property(spec, strategy, consistent_only, seed):
     assert stats.secrets == gt.size and sum(stats.depth_counts) == gt.size
 
 
-@pytest.mark.parametrize("spec", ["bulls:3x6", "bulls:4x7:nz", "mastermind:3x4", "mastermind:4x3", "bulls:2x3",
-                                  "mastermind:2x9", "bulls:5x8"])
+@pytest.mark.parametrize(
+    "spec",
+    ["bulls:3x6", "bulls:4x7:nz", "mastermind:3x4", "mastermind:4x3", "bulls:2x3", "mastermind:2x9", "bulls:5x8"],
+)
 def test_on_the_fly_answers_are_the_rules(spec):
     """The builder's table-free answer kernels give rules.feedback on every pair (a sample for big games)."""
     from strategy.engine import greedy
@@ -123,7 +146,11 @@ def test_on_the_fly_answers_are_the_rules(spec):
     codes = gc.codes
     n = gc.size
     rng = np.random.default_rng(3)
-    pairs = [(s, p) for s in range(n) for p in range(n)] if n <= 300 else [tuple(rng.integers(n, size=2)) for _ in range(20000)]
+    pairs = (
+        [(s, p) for s in range(n) for p in range(n)]
+        if n <= 300
+        else [tuple(rng.integers(n, size=2)) for _ in range(20000)]
+    )
     sym, occ, cnt = greedy.code_layout(codes, game.symbols)
     packs = greedy.packs(game.length, game.symbols, game.distinct)
     packed = greedy.packed_layout(codes, game.symbols, game.distinct)
@@ -131,8 +158,11 @@ def test_on_the_fly_answers_are_the_rules(spec):
         truth = feedback(tuple(codes[s]), tuple(codes[p]))
         assert gc.answers[greedy.answer_of(sym, occ, cnt, gc.lut, gc.width, s, p)] == truth
         if packs:
-            c = int(greedy._slot(*(packed[i][p] for i in range(4)), *(packed[i][s] for i in range(4)),
-                                 game.distinct, game.length))
+            c = int(
+                greedy._slot(
+                    *(packed[i][p] for i in range(4)), *(packed[i][s] for i in range(4)), game.distinct, game.length
+                )
+            )
             h, common = truth[0], truth[0] + truth[1]
             assert c == common * (common + 1) // 2 + h
 
@@ -166,14 +196,23 @@ def test_parts_above_65535_secrets_are_counted_exactly():
         for cand in (unique, repeated):
             m = np.arange(len(cand) + 1)
             klogk = np.where(m > 1, m * np.log(np.maximum(m, 1)), 0.0)
-            choices.append(greedy.best_probe_serial(sym, occ, cnt, gc.lut, gc.width, cand, probes,
-                                                    len(gc.answers), gc.win, rule, klogk))
+            choices.append(
+                greedy.best_probe_serial(
+                    sym, occ, cnt, gc.lut, gc.width, cand, probes, len(gc.answers), gc.win, rule, klogk
+                )
+            )
         assert choices[0] == choices[1], rule
 
 
-@pytest.mark.parametrize("spec,strategy,consistent_only", [
-    ("bulls:4x10", "expected-size", False), ("mastermind:4x6", "entropy", False),
-    ("bulls:4x9:nz", "most-parts", True), ("mastermind:5x4", "minimax", False)])
+@pytest.mark.parametrize(
+    "spec,strategy,consistent_only",
+    [
+        ("bulls:4x10", "expected-size", False),
+        ("mastermind:4x6", "entropy", False),
+        ("bulls:4x9:nz", "most-parts", True),
+        ("mastermind:5x4", "minimax", False),
+    ],
+)
 def test_threads_build_the_same_tree(spec, strategy, consistent_only):
     """Subtrees built by several threads at once, joined under the root, make the serial build's tree
     (node for node, in the same order)."""
@@ -197,8 +236,9 @@ def test_threads_build_the_same_subtree_after_a_question():
     first = gc.index((0, 1, 2, 3))
     left = np.array([i for i in range(gc.size) if feedback(tuple(gc.codes[i]), (0, 1, 2, 3)) == (0, 1)], np.int32)
     assert len(left) >= PARALLEL_TREE
-    trees = [build_checked(game, "entropy", progress=False, candidates=left, history=(first,), threads=t)
-             for t in (1, 2)]
+    trees = [
+        build_checked(game, "entropy", progress=False, candidates=left, history=(first,), threads=t) for t in (1, 2)
+    ]
     assert orjson.dumps(trees[0][0]) == orjson.dumps(trees[1][0]) and trees[0][1] == trees[1][1]
     assert trees[0][1].secrets == len(left)
 
@@ -212,11 +252,14 @@ from strategy.search.known import tree_cost  # noqa: E402
 from strategy.tree.verify import impossible_question  # noqa: E402
 
 
-@pytest.mark.parametrize("spec, consistent_only, optimum", [
-    ("bulls:3x6", False, 436),  # mmstrat's logs
-    ("mastermind:4x6", False, 5625),  # Koyama & Lai 1993
-    ("mastermind:4x6", True, 5660),  # supermastermind's consistent-only optimum
-])
+@pytest.mark.parametrize(
+    "spec, consistent_only, optimum",
+    [
+        ("bulls:3x6", False, 436),  # mmstrat's logs
+        ("mastermind:4x6", False, 5625),  # Koyama & Lai 1993
+        ("mastermind:4x6", True, 5660),  # supermastermind's consistent-only optimum
+    ],
+)
 def test_an_endgame_as_large_as_the_game_is_its_proven_optimum(spec, consistent_only, optimum):
     """With N at least the number of secrets, the whole tree is one endgame: the published optimum."""
     gt = game_table(parse_game(spec))
@@ -229,9 +272,12 @@ def test_an_endgame_as_large_as_the_game_is_its_proven_optimum(spec, consistent_
 
 
 @settings(max_examples=12, deadline=None)
-@given(spec=st.sampled_from(["bulls:3x6", "mastermind:3x4", "bulls:3x7:nz", "mastermind:4x4"]),
-       strategy=st.sampled_from(["entropy", "most-parts", "minimax", "random-consistent"]),
-       below=st.integers(3, 80), consistent_only=st.booleans())
+@given(
+    spec=st.sampled_from(["bulls:3x6", "mastermind:3x4", "bulls:3x7:nz", "mastermind:4x4"]),
+    strategy=st.sampled_from(["entropy", "most-parts", "minimax", "random-consistent"]),
+    below=st.integers(3, 80),
+    consistent_only=st.booleans(),
+)
 def test_every_endgame_becomes_optimal_and_the_rest_stays(spec, strategy, below, consistent_only):
     """Each largest subtree over at most N secrets ends with the exact engine's value for its set; the questions
     above them stay the heuristic's; the total never grows and every secret is still found."""
@@ -323,4 +369,5 @@ def test_fewest_at_the_last_depth_endgames_keep_the_depth_and_put_fewer_there(bu
     engine = Engine(bulls4, Spec(bulls4.game, costs, False, 16))
     for e in endgames(bulls4, tree, 400, costs)[:40]:
         assert tree_cost(bulls4, e.subtree, costs, e.S, e.depth) == engine.value(
-            e.S, e.depth, e.history, engine.branching(e.S))
+            e.S, e.depth, e.history, engine.branching(e.S)
+        )

@@ -1,4 +1,5 @@
 """The pilot method: greedy rules that look ahead with themselves are never worse than the plain rule."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,8 +62,7 @@ def test_probe_scores_rank_the_rules_choice_first_and_flag_probes_that_do_not_sp
     cand = np.array([gc.index((0, 1, 2)), gc.index((0, 2, 1))], dtype=np.int32)
     probes = np.array([gc.index((3, 4, 5)), gc.index((0, 1, 2)), gc.index((1, 0, 2))], dtype=np.int32)
     klogk = klogk_table(2)
-    score, cons, splits = greedy.probe_scores(layout, gc.lut, gc.width, cand, probes, len(gc.answers), gc.win, 1,
-                                              klogk)
+    score, cons, splits = greedy.probe_scores(layout, gc.lut, gc.width, cand, probes, len(gc.answers), gc.win, 1, klogk)
     assert splits.tolist() == [False, True, True]  # 345 answers 0,0 to both
     assert cons.tolist() == [False, True, False]
     assert score[0] > score[1] == score[2]
@@ -76,8 +76,22 @@ def test_a_pilot_without_width_or_nodes_is_refused(width, above):
 
 def test_build_pilot_records_itself_and_combines_with_exact_endgames(tmp_path):
     out = tmp_path / "t.json"
-    r = run_cli("build", "--game", "mastermind:4x6", "--strategy", "entropy", "--pilot", "10", "--pilot-above", "30",
-                "--exact-below", "60", "--quiet", "-o", str(out))
+    r = run_cli(
+        "build",
+        "--game",
+        "mastermind:4x6",
+        "--strategy",
+        "entropy",
+        "--pilot",
+        "10",
+        "--pilot-above",
+        "30",
+        "--exact-below",
+        "60",
+        "--quiet",
+        "-o",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     doc = orjson.loads(out.read_bytes())
     pilot = doc["generator"]["pilot"]
@@ -85,14 +99,29 @@ def test_build_pilot_records_itself_and_combines_with_exact_endgames(tmp_path):
     assert doc["generator"]["exact_endgame"]["below"] == 60
     assert 5625 <= doc["stats"]["total"] < 5722
     assert "pilot 10" in r.stderr
-    r = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy", "--pilot", "3", "--json", "-o",
-                str(tmp_path / "b.json"))
+    r = run_cli(
+        "build",
+        "--game",
+        "bulls:3x6",
+        "--strategy",
+        "entropy",
+        "--pilot",
+        "3",
+        "--json",
+        "-o",
+        str(tmp_path / "b.json"),
+    )
     assert r.returncode == 0 and orjson.loads(r.stdout)["pilot"]["width"] == 3
 
 
-@pytest.mark.parametrize("args", [["--strategy", "random-consistent", "--pilot", "2"],
-                                  ["--strategy", "entropy", "--pilot", "0"],
-                                  ["--strategy", "entropy", "--pilot", "2", "--pilot-above", "1"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--strategy", "random-consistent", "--pilot", "2"],
+        ["--strategy", "entropy", "--pilot", "0"],
+        ["--strategy", "entropy", "--pilot", "2", "--pilot-above", "1"],
+    ],
+)
 def test_build_pilot_refuses_what_it_cannot_do_in_one_line(args):
     r = run_cli("build", "--game", "bulls:3x6", *args)
     assert r.returncode == 2

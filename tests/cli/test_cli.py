@@ -1,4 +1,5 @@
 """The command line as a user meets it: one-line errors with exit status 2, never a traceback."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,10 @@ from ..conftest import ROOT, TREES, run_cli
         (["build", "--game", "poker:4x10", "--strategy", "minimax"], "unknown game spec"),
         (["build", "--game", "bulls:4x10", "--strategy", "minimax", "--first", "0012"], "repeats a symbol"),
         (["verify", "missing.json"], "is neither a file nor a shipped tree"),
-        (["table", "mastermnd:5x7"], "'mastermnd:5x7' is neither a file nor a shipped tree, and as a game: unknown game spec"),
+        (
+            ["table", "mastermnd:5x7"],
+            "'mastermnd:5x7' is neither a file nor a shipped tree, and as a game: unknown game spec",
+        ),
         (["html", "mastermind:5x7x", "-o", "x.html"], "as a game: bad size '5x7x'"),
     ],
 )
@@ -47,8 +51,9 @@ def test_build_with_exact_endgames_records_what_they_saved(tmp_path):
     """Minimax on Mastermind 4x6 (5801) with exact endgames below 100 secrets: a verified tree whose record
     says how many questions the exact subtrees saved against the greedy tree."""
     out = tmp_path / "mm.json"
-    r = run_cli("build", "--game", "mastermind:4x6", "--strategy", "minimax", "--exact-below", "100", "--json",
-                "-o", str(out))
+    r = run_cli(
+        "build", "--game", "mastermind:4x6", "--strategy", "minimax", "--exact-below", "100", "--json", "-o", str(out)
+    )
     assert r.returncode == 0, r.stderr
     doc = orjson.loads(out.read_bytes())
     record = doc["generator"]["exact_endgame"]
@@ -69,10 +74,16 @@ def test_improve_makes_small_subtrees_optimal_without_a_deeper_worst_case(tmp_pa
     report, doc = orjson.loads(r.stdout), orjson.loads(better.read_bytes())
     assert report["before"]["total"] == doc["generator"]["exact_endgame"]["total_before"] == 5801
     assert 5626 <= report["stats"]["total"] < 5801 and report["stats"]["worst"] == 5  # 5626: the optimum within 5
-    assert doc["generator"]["strategy"] == "minimax" and doc["generator"]["exact_endgame"]["objective"] == "total-within-5"
+    assert (
+        doc["generator"]["strategy"] == "minimax" and doc["generator"]["exact_endgame"]["objective"] == "total-within-5"
+    )
     consistent, kept = tmp_path / "c.json", tmp_path / "kept.json"
-    assert run_cli("build", "--game", "mastermind:4x6", "--strategy", "entropy", "--consistent-only",
-                   "-o", str(consistent)).returncode == 0
+    assert (
+        run_cli(
+            "build", "--game", "mastermind:4x6", "--strategy", "entropy", "--consistent-only", "-o", str(consistent)
+        ).returncode
+        == 0
+    )
     assert run_cli("improve", str(consistent), "--exact-below", "1296", "-o", str(kept)).returncode == 0
     doc = orjson.loads(kept.read_bytes())
     assert doc["stats"]["total"] == 5660 and doc["generator"]["consistent_only"] is True  # the consistent optimum
@@ -90,8 +101,18 @@ def test_improve_with_a_store_resumes_where_its_budget_stopped(tmp_path):
     so is the tree (26274, Tanaka 1996); a store of another game is refused in one line."""
     greedy, store = tmp_path / "es.json", str(tmp_path / "endgames.db")
     assert run_cli("build", "--game", "bulls:4x10", "--strategy", "entropy", "-o", str(greedy)).returncode == 0
-    first = run_cli("improve", str(greedy), "--exact-below", "2000", "--budget", "3", "--store", store,
-                    "-o", str(tmp_path / "a.json"))
+    first = run_cli(
+        "improve",
+        str(greedy),
+        "--exact-below",
+        "2000",
+        "--budget",
+        "3",
+        "--store",
+        store,
+        "-o",
+        str(tmp_path / "a.json"),
+    )
     assert first.returncode == 0, first.stderr
     done = orjson.loads((tmp_path / "a.json").read_bytes())["generator"]["exact_endgame"]
     assert done["unfinished"] < done["subtrees"] and done["from_store"] == 0  # some finished (all on a fast machine)
@@ -154,8 +175,13 @@ def test_verify_json_reports_a_false_tree_as_data_with_its_own_exit_status(tmp_p
     r = run_cli("verify", str(lying), "--json")
     report = orjson.loads(r.stdout)
     assert r.returncode == 1 and report["ok"] is False and report["game"] == "bulls:3x10"
-    assert report["failure"] == {"kind": "stats", "field": "worst", "stored": stats["worst"] + 1,
-                                 "measured": stats["worst"], "message": report["failure"]["message"]}
+    assert report["failure"] == {
+        "kind": "stats",
+        "field": "worst",
+        "stored": stats["worst"] + 1,
+        "measured": stats["worst"],
+        "message": report["failure"]["message"],
+    }
     r = run_cli("verify", str(holey), "--json")
     failure = orjson.loads(r.stdout)["failure"]
     assert r.returncode == 1 and failure["kind"] == "unsolved" and failure["at"] == [{"code": "012", "answer": "0,0"}]
@@ -173,8 +199,12 @@ def test_verify_json_reports_a_false_tree_as_data_with_its_own_exit_status(tmp_p
 def test_compare_json_gives_the_first_difference_as_fields():
     r = run_cli("compare", "mastermind:4x6", "mastermind-4x6-total-within-5", "--json")
     diff = orjson.loads(r.stdout)["first_difference"]
-    assert r.returncode == 0 and diff == {"at": [{"code": "0012", "answer": "1,0"}, {"code": "0334", "answer": "1,1"}],
-                                          "kind": "question", "a": "5054", "b": "5044"}
+    assert r.returncode == 0 and diff == {
+        "at": [{"code": "0012", "answer": "1,0"}, {"code": "0334", "answer": "1,1"}],
+        "kind": "question",
+        "a": "5054",
+        "b": "5044",
+    }
     r = run_cli("compare", "bulls:3x10", "bulls:3x10", "--json")
     assert r.returncode == 0 and orjson.loads(r.stdout)["first_difference"] is None
     from strategy.tree.compare import first_difference
@@ -182,8 +212,12 @@ def test_compare_json_gives_the_first_difference_as_fields():
     doc = orjson.loads((TREES / "bulls-3x10-total.json").read_bytes())
     first = doc["tree"]["next"]["0,0"]
     cut = {"guess": doc["tree"]["guess"], "next": {**doc["tree"]["next"], "0,0": {"guess": first["guess"]}}}
-    assert first_difference(doc["tree"], cut).to_json() == {"at": [{"code": "012", "answer": "0,0"}], "kind": "answers",
-                                                            "a": sorted(first["next"]), "b": []}
+    assert first_difference(doc["tree"], cut).to_json() == {
+        "at": [{"code": "012", "answer": "0,0"}],
+        "kind": "answers",
+        "a": sorted(first["next"]),
+        "b": [],
+    }
 
 
 def test_python_dash_m_and_version():
@@ -241,17 +275,62 @@ print(sorted(f"{m}.{n}" for (m, n), k in after.items() if k > before.get((m, n),
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("part,command", [
-    ("search", ["solve", "--game", "mastermind:3x5", "--objective", "worst-then-fewest", "--store", "{tmp}/s.db",
-                "--quiet", "-o", "{tmp}/t.json"]),
-    ("builder,search", ["build", "--game", "bulls:4x7", "--strategy", "entropy", "--exact-below", "200", "--quiet",
-                "-o", "{tmp}/b.json"]),
-    ("builder", ["build", "--game", "mastermind:4x5", "--strategy", "minimax", "--pilot", "2", "--quiet",
-                 "-o", "{tmp}/p.json"]),
-    ("bound", ["bound", "--game", "bulls:4x7", "--levels", "2", "--exact-below", "60", "--quiet"]),
-    ("analyse", ["analyse", "--game", "bulls:4x7", "--history", "0123:0,1", "--budget", "30"]),
-    ("analyse", ["analyse", "--game", "mastermind:3x5", "--history", "012:0,1", "--objective", "worst", "--move", "111"]),
-])
+@pytest.mark.parametrize(
+    "part,command",
+    [
+        (
+            "search",
+            [
+                "solve",
+                "--game",
+                "mastermind:3x5",
+                "--objective",
+                "worst-then-fewest",
+                "--store",
+                "{tmp}/s.db",
+                "--quiet",
+                "-o",
+                "{tmp}/t.json",
+            ],
+        ),
+        (
+            "builder,search",
+            [
+                "build",
+                "--game",
+                "bulls:4x7",
+                "--strategy",
+                "entropy",
+                "--exact-below",
+                "200",
+                "--quiet",
+                "-o",
+                "{tmp}/b.json",
+            ],
+        ),
+        (
+            "builder",
+            [
+                "build",
+                "--game",
+                "mastermind:4x5",
+                "--strategy",
+                "minimax",
+                "--pilot",
+                "2",
+                "--quiet",
+                "-o",
+                "{tmp}/p.json",
+            ],
+        ),
+        ("bound", ["bound", "--game", "bulls:4x7", "--levels", "2", "--exact-below", "60", "--quiet"]),
+        ("analyse", ["analyse", "--game", "bulls:4x7", "--history", "0123:0,1", "--budget", "30"]),
+        (
+            "analyse",
+            ["analyse", "--game", "mastermind:3x5", "--history", "012:0,1", "--objective", "worst", "--move", "111"],
+        ),
+    ],
+)
 def test_after_its_warm_up_a_command_compiles_nothing_more(tmp_path, part, command):
     """What a command calls from Python is compiled (or loaded) by its warm-up, before any worker or thread starts:
     a compile later on would be silent (and, for a solve, repeated in every worker). In a fresh process: the
@@ -260,8 +339,13 @@ def test_after_its_warm_up_a_command_compiles_nothing_more(tmp_path, part, comma
     import sys
 
     args = [a.replace("{tmp}", str(tmp_path)) for a in command]
-    done = subprocess.run([sys.executable, "-c", WARMED_RUN, part, *args], capture_output=True, text=True,
-                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    done = subprocess.run(
+        [sys.executable, "-c", WARMED_RUN, part, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
 
@@ -273,8 +357,10 @@ def test_a_kernel_counts_as_compiled_only_when_numba_would_load_it_from_its_cach
     import subprocess
     import sys
 
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import kernel; from strategy.engine import compiled; "
-             "before = compiled(kernel, 'f'); kernel.f(3); print(before, compiled(kernel, 'f'))")
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import kernel; from strategy.engine import compiled; "
+        "before = compiled(kernel, 'f'); kernel.f(3); print(before, compiled(kernel, 'f'))"
+    )
     source = "from numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x + {}\n"
 
     def run() -> str:
@@ -316,10 +402,21 @@ def test_improve_reports_its_own_objective_and_what_the_budget_left(tmp_path):
     so first; a budget that stops some endgames is named, not hidden behind a full progress bar."""
     tree = tmp_path / "e.json"
     assert run_cli("build", "--game", "bulls:4x7", "--strategy", "entropy", "--quiet", "-o", str(tree)).returncode == 0
-    r = run_cli("improve", str(tree), "--objective", "worst-then-fewest", "--exact-below", "100", "--quiet",
-                "-o", str(tmp_path / "w.json"))
+    r = run_cli(
+        "improve",
+        str(tree),
+        "--objective",
+        "worst-then-fewest",
+        "--exact-below",
+        "100",
+        "--quiet",
+        "-o",
+        str(tmp_path / "w.json"),
+    )
     assert r.returncode == 0 and "bulls:4x7: secrets at depth 6: 16 -> 6 (total 3657 -> 3683)" in r.stderr, r.stderr
-    r = run_cli("improve", str(tree), "--exact-below", "400", "--budget", "0.05", "--quiet", "-o", str(tmp_path / "t.json"))
+    r = run_cli(
+        "improve", str(tree), "--exact-below", "400", "--budget", "0.05", "--quiet", "-o", str(tmp_path / "t.json")
+    )
     assert r.returncode == 0 and "endgames left unfinished by --budget" in r.stderr, r.stderr
 
 

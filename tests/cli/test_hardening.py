@@ -3,6 +3,7 @@
 Each case here was a traceback, a crash, a hang, a memory blow-up or a lost file before
 the hardening issue; the count of cases is reported by `test_census` at the end.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,7 +37,9 @@ def one_line(r: subprocess.CompletedProcess, status: int = 2, expect: str = "") 
     return lines[0]
 
 
-def capped(*args: str, input: str | None = None, memory: int = 1500, timeout: float = 120) -> subprocess.CompletedProcess:
+def capped(
+    *args: str, input: str | None = None, memory: int = 1500, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run the CLI with an address-space cap (MB): a command that tries to enumerate a huge game dies."""
     CASES.append(" ".join(args)[:80])
 
@@ -44,13 +47,27 @@ def capped(*args: str, input: str | None = None, memory: int = 1500, timeout: fl
         resource.setrlimit(resource.RLIMIT_AS, (memory * 2**20, memory * 2**20))
 
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "strategy", *args], capture_output=True, text=True, input=input,
-                          timeout=timeout, env=env, preexec_fn=limit)
+    return subprocess.run(
+        [sys.executable, "-m", "strategy", *args],
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=timeout,
+        env=env,
+        preexec_fn=limit,
+    )
 
 
 def tree_file(tmp_path: Path, game: dict, name: str = "t.json", **extra) -> str:
-    doc = {"format": "strategy-tree", "version": 1, "game": game, "objective": "x", "generator": {},
-           "tree": {"guess": "0123456789"}, **extra}
+    doc = {
+        "format": "strategy-tree",
+        "version": 1,
+        "game": game,
+        "objective": "x",
+        "generator": {},
+        "tree": {"guess": "0123456789"},
+        **extra,
+    }
     path = tmp_path / name
     path.write_bytes(orjson.dumps(doc))
     return str(path)
@@ -66,7 +83,9 @@ HUGE = [
 
 
 @pytest.mark.parametrize("game", HUGE, ids=["bulls10x36", "mm9x9", "mm64x36"])
-@pytest.mark.parametrize("command", [["verify"], ["play"], ["play", "--all"], ["stats"], ["export", "--format", "csv", "-o", "/dev/null"]])
+@pytest.mark.parametrize(
+    "command", [["verify"], ["play"], ["play", "--all"], ["stats"], ["export", "--format", "csv", "-o", "/dev/null"]]
+)
 def test_a_tiny_file_naming_a_huge_game_is_refused_at_once(tmp_path, game, command):
     path = tree_file(tmp_path, game)
     args = [command[0], path, *command[1:]]
@@ -124,59 +143,82 @@ def test_the_limits_are_one_documented_pair():
 
 # -- numeric options: range-checked, one line, exit 2 --------------------------------------------
 
-@pytest.mark.parametrize("args,expect", [
-    (["solve", "--game", "bulls:3x6", "--max-depth", "1000000"], "--max-depth must be an integer from 1 to 999"),
-    (["solve", "--game", "bulls:3x6", "--max-depth", "99999999999999999999"], "--max-depth"),
-    (["solve", "--game", "bulls:3x6", "--max-depth", "0"], "--max-depth"),
-    (["solve", "--game", "bulls:3x6", "--max-depth", "²"], "--max-depth"),
-    (["solve", "--game", "bulls:3x6", "--jobs", "0"], "--jobs must be an integer from 1"),
-    (["solve", "--game", "bulls:3x6", "--jobs", "12000"], "--jobs must be an integer from 1"),
-    (["solve", "--game", "bulls:3x6", "--jobs", "-1"], "--jobs"),
-    (["build", "--game", "bulls:3x6", "--strategy", "random-consistent", "--seed", "-3"], "--seed"),
-    (["build", "--game", "bulls:3x6", "--strategy", "random-consistent", "--seed", "1" * 40], "--seed"),
-    (["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test", "--games", "0"], "--games"),
-    (["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test", "--games", "-3"], "--games"),
-    (["play", "--game", "bulls:3x6", "--noise", "2", "--self-test"], "noise"),
-    (["play", "--game", "bulls:3x6", "--noise", "nan", "--self-test"], "noise"),
-    (["graph", TREE_3, "--format", "dot", "--max-depth", "-1", "-o", "/dev/null"], "--max-depth"),
-    (["build", "--game", "bulls:²x10", "--strategy", "minimax"], "bad size"),
-    (["build", "--game", "bulls:" + "5" * 5000 + "x10", "--strategy", "minimax"], "bad size"),
-    (["build", "--game", "bulls:4x10", "--strategy", "nonsense"], "invalid choice"),
-    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "2"], "--exact-below must be"),
-    (["build", "--game", "mastermind:6x9", "--strategy", "entropy", "--exact-below", "10"], "282.4 GB"),
-    (["improve", TREE_3, "--exact-below", "0"], "--exact-below must be"),
-    (["improve", TREE_3], "required"),
-    (["improve", TREE_3, "--exact-below", "10", "--budget", "0"], "--budget must be a positive number"),
-    (["improve", TREE_3, "--exact-below", "10", "--store", "/nonexistent/s.db"], "folder of the store"),
-    (["improve", TREE_3, "--exact-below", "10", "--store", TREE_MM], "is damaged or not a store: file is not a database"),
-    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--store", "s.db"], "--store applies to --exact-below"),
-    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "9", "--budget", "nan"], "--budget"),
-    (["build", "--game", "bulls:4x10"], "required"),
-    (["frobnicate"], "invalid choice"),
-])
+
+@pytest.mark.parametrize(
+    "args,expect",
+    [
+        (["solve", "--game", "bulls:3x6", "--max-depth", "1000000"], "--max-depth must be an integer from 1 to 999"),
+        (["solve", "--game", "bulls:3x6", "--max-depth", "99999999999999999999"], "--max-depth"),
+        (["solve", "--game", "bulls:3x6", "--max-depth", "0"], "--max-depth"),
+        (["solve", "--game", "bulls:3x6", "--max-depth", "²"], "--max-depth"),
+        (["solve", "--game", "bulls:3x6", "--jobs", "0"], "--jobs must be an integer from 1"),
+        (["solve", "--game", "bulls:3x6", "--jobs", "12000"], "--jobs must be an integer from 1"),
+        (["solve", "--game", "bulls:3x6", "--jobs", "-1"], "--jobs"),
+        (["build", "--game", "bulls:3x6", "--strategy", "random-consistent", "--seed", "-3"], "--seed"),
+        (["build", "--game", "bulls:3x6", "--strategy", "random-consistent", "--seed", "1" * 40], "--seed"),
+        (["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test", "--games", "0"], "--games"),
+        (["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test", "--games", "-3"], "--games"),
+        (["play", "--game", "bulls:3x6", "--noise", "2", "--self-test"], "noise"),
+        (["play", "--game", "bulls:3x6", "--noise", "nan", "--self-test"], "noise"),
+        (["graph", TREE_3, "--format", "dot", "--max-depth", "-1", "-o", "/dev/null"], "--max-depth"),
+        (["build", "--game", "bulls:²x10", "--strategy", "minimax"], "bad size"),
+        (["build", "--game", "bulls:" + "5" * 5000 + "x10", "--strategy", "minimax"], "bad size"),
+        (["build", "--game", "bulls:4x10", "--strategy", "nonsense"], "invalid choice"),
+        (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "2"], "--exact-below must be"),
+        (["build", "--game", "mastermind:6x9", "--strategy", "entropy", "--exact-below", "10"], "282.4 GB"),
+        (["improve", TREE_3, "--exact-below", "0"], "--exact-below must be"),
+        (["improve", TREE_3], "required"),
+        (["improve", TREE_3, "--exact-below", "10", "--budget", "0"], "--budget must be a positive number"),
+        (["improve", TREE_3, "--exact-below", "10", "--store", "/nonexistent/s.db"], "folder of the store"),
+        (
+            ["improve", TREE_3, "--exact-below", "10", "--store", TREE_MM],
+            "is damaged or not a store: file is not a database",
+        ),
+        (
+            ["build", "--game", "bulls:3x6", "--strategy", "entropy", "--store", "s.db"],
+            "--store applies to --exact-below",
+        ),
+        (
+            ["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "9", "--budget", "nan"],
+            "--budget",
+        ),
+        (["build", "--game", "bulls:4x10"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
 def test_numbers_and_words_out_of_range(args, expect):
     one_line(capped(*args), expect=expect)
 
 
-@pytest.mark.parametrize("args,expect", [
-    (["play", TREE_3, "--all", "--secret", "012"], "--secret does not apply to --all"),
-    (["play", "--defence", "--race", TREE_3], "exclude each other"),
-    (["play", TREE_3, "--noise", "0.1", "--race"], "--noise does not apply to --race"),
-    (["play", TREE_3, "--games", "3"], "--games does not apply"),
-    (["play", TREE_3, "--all", "--protocol"], "--protocol does not apply"),
-    (["play", TREE_3, "--game", "bulls:4x10"], "the tree is for bulls:3x10"),
-    (["play", "--game", "bulls:3x10", "--self-test"], "needs --noise"),
-    (["play"], "needs a TREE"),
-    (["solve", "--game", "bulls:3x6", "--objective", "worst", "--max-depth", "4"], "total and within objectives only"),
-    (["solve", "--game", "bulls:3x6", "--json"], "--json prints the report on standard output"),
-    (["compare", "-", "-"], "only one of the two trees"),
-    (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--budget", "5"], "--budget applies to --exact-below"),
-])
+@pytest.mark.parametrize(
+    "args,expect",
+    [
+        (["play", TREE_3, "--all", "--secret", "012"], "--secret does not apply to --all"),
+        (["play", "--defence", "--race", TREE_3], "exclude each other"),
+        (["play", TREE_3, "--noise", "0.1", "--race"], "--noise does not apply to --race"),
+        (["play", TREE_3, "--games", "3"], "--games does not apply"),
+        (["play", TREE_3, "--all", "--protocol"], "--protocol does not apply"),
+        (["play", TREE_3, "--game", "bulls:4x10"], "the tree is for bulls:3x10"),
+        (["play", "--game", "bulls:3x10", "--self-test"], "needs --noise"),
+        (["play"], "needs a TREE"),
+        (
+            ["solve", "--game", "bulls:3x6", "--objective", "worst", "--max-depth", "4"],
+            "total and within objectives only",
+        ),
+        (["solve", "--game", "bulls:3x6", "--json"], "--json prints the report on standard output"),
+        (["compare", "-", "-"], "only one of the two trees"),
+        (
+            ["build", "--game", "bulls:3x6", "--strategy", "entropy", "--budget", "5"],
+            "--budget applies to --exact-below",
+        ),
+    ],
+)
 def test_conflicting_options_are_refused(args, expect):
     one_line(capped(*args), expect=expect)
 
 
 # -- the player: bad answers, corrections, trees that miss secrets -------------------------------
+
 
 def play_lines(*args: str, lines: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
     return capped("play", *args, input="\n".join(lines) + "\n", timeout=timeout)
@@ -229,8 +271,11 @@ def test_a_tree_that_misses_secrets_stops_with_a_reason(tmp_path):
     from strategy.rules import feedback, parse_game
 
     game = parse_game("bulls:3x10")
-    secret = next(game.format_code(c) for c in game.codes()
-                  if game.format_answer(feedback(c, game.parse_code(doc["tree"]["guess"]))) == first)
+    secret = next(
+        game.format_code(c)
+        for c in game.codes()
+        if game.format_answer(feedback(c, game.parse_code(doc["tree"]["guess"]))) == first
+    )
     start = time.perf_counter()
     r = capped("play", str(bad), "--secret", secret, timeout=30)
     assert time.perf_counter() - start < 20
@@ -245,13 +290,17 @@ def test_a_secret_outside_the_trees_rule_is_named(tmp_path):
 
 # -- files: never destroy, never half-write ------------------------------------------------------
 
-@pytest.mark.parametrize("command", [
-    ["table", "{T}", "--csv", "{T}"],
-    ["export", "{T}", "--format", "csv", "-o", "{T}"],
-    ["export", "{T}", "--format", "sqlite", "-o", "{T}"],
-    ["graph", "{T}", "--format", "dot", "-o", "{T}"],
-    ["stats", "{T}", "--plot", "{T}"],
-])
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["table", "{T}", "--csv", "{T}"],
+        ["export", "{T}", "--format", "csv", "-o", "{T}"],
+        ["export", "{T}", "--format", "sqlite", "-o", "{T}"],
+        ["graph", "{T}", "--format", "dot", "-o", "{T}"],
+        ["stats", "{T}", "--plot", "{T}"],
+    ],
+)
 def test_an_output_that_is_the_input_is_refused(tmp_path, command):
     t = tmp_path / "tree.json"
     t.write_bytes(Path(TREE_MM).read_bytes())
@@ -269,7 +318,11 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, command):
 def test_export_keeps_devices_links_and_permissions(tmp_path):
     devnull = os.stat("/dev/null")
     r = capped("export", TREE_MM, "--format", "csv", "-o", "/dev/null")
-    assert r.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode) and os.stat("/dev/null").st_rdev == devnull.st_rdev
+    assert (
+        r.returncode == 0
+        and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+        and os.stat("/dev/null").st_rdev == devnull.st_rdev
+    )
     target = tmp_path / "real.csv"
     target.write_text("old")
     os.chmod(target, 0o600)
@@ -281,17 +334,23 @@ def test_export_keeps_devices_links_and_permissions(tmp_path):
     one_line(capped("export", TREE_MM, "--format", "sqlite", "-o", "/dev/null"), expect="must be a regular file")
 
 
-@pytest.mark.parametrize("output,expect", [
-    ("{tmp}/no/such/folder/x.json", "does not exist"),
-    ("{tmp}", "is a directory"),
-    ("", "file name is empty"),
-])
-@pytest.mark.parametrize("command", [
-    ["solve", "--game", "bulls:4x10"],  # would take a minute: the check must come first
-    ["build", "--game", "bulls:4x10", "--strategy", "entropy"],
-    ["export", TREE_MM, "--format", "jsonl"],
-    ["graph", TREE_MM, "--format", "gexf"],
-])
+@pytest.mark.parametrize(
+    "output,expect",
+    [
+        ("{tmp}/no/such/folder/x.json", "does not exist"),
+        ("{tmp}", "is a directory"),
+        ("", "file name is empty"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["solve", "--game", "bulls:4x10"],  # would take a minute: the check must come first
+        ["build", "--game", "bulls:4x10", "--strategy", "entropy"],
+        ["export", TREE_MM, "--format", "jsonl"],
+        ["graph", TREE_MM, "--format", "gexf"],
+    ],
+)
 def test_bad_output_paths_fail_before_the_work(tmp_path, command, output, expect):
     start = time.perf_counter()
     one_line(capped(*command, "-o", output.replace("{tmp}", str(tmp_path))), expect=expect)
@@ -316,14 +375,18 @@ def small_mount(tmp_path):
 
 def test_full_disk_and_read_only_folder(small_mount):
     full, ro = small_mount
-    one_line(capped("build", "--game", "bulls:4x10", "--strategy", "minimax", "-o", str(ro / "t.json")),
-             expect="Read-only file system")
+    one_line(
+        capped("build", "--game", "bulls:4x10", "--strategy", "minimax", "-o", str(ro / "t.json")),
+        expect="Read-only file system",
+    )
     r = capped("export", str(TREES / "bulls-4x10-total.json"), "--format", "csv", "-o", str(full / "t.csv"))
     one_line(r, expect="No space left on device")
     assert list(full.iterdir()) == [], "a temporary file was left behind"
     (full / "keep.csv").write_text("precious")
-    one_line(capped("export", str(TREES / "bulls-4x10-total.json"), "--format", "jsonl", "-o", str(full / "keep.csv")),
-             expect="No space left")
+    one_line(
+        capped("export", str(TREES / "bulls-4x10-total.json"), "--format", "jsonl", "-o", str(full / "keep.csv")),
+        expect="No space left",
+    )
     assert (full / "keep.csv").read_text() == "precious"
 
 
@@ -337,9 +400,23 @@ def test_file_too_large_mid_write_leaves_the_old_file(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 
     CASES.append("export with a file size limit")
-    r = subprocess.run([sys.executable, "-m", "strategy", "export", str(TREES / "bulls-4x10-total.json"), "--format",
-                        "csv", "-o", str(out)], capture_output=True, text=True, preexec_fn=limit,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "strategy",
+            "export",
+            str(TREES / "bulls-4x10-total.json"),
+            "--format",
+            "csv",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     one_line(r, expect="File too large")
     assert out.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
 
@@ -360,6 +437,7 @@ def test_stats_reads_standard_input():
 
 # -- signals: like Ctrl-C, no process or temporary file left -------------------------------------
 
+
 def children_of(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     return [int(x) for x in out.split()]
@@ -376,8 +454,14 @@ def alive(pid: int) -> bool:
 
 def start_cli(*args: str, tmp_path: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "strategy", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=tmp_path)
+    return subprocess.Popen(
+        [sys.executable, "-m", "strategy", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -417,18 +501,27 @@ def test_an_interrupted_solve_builds_its_best_tree_though_the_signal_left_llvm_l
         "from strategy.rules import parse_game\n"
         "from strategy.build.greedy import build_subtree\n"
         "# after three questions no symmetry is left: the first node's probes are scanned by threads if any\n"
-        "print(build_subtree(parse_game('mastermind:4x6'), np.arange(900), (7, 500, 1000), 'entropy')['guess'])\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        "print(build_subtree(parse_game('mastermind:4x6'), np.arange(900), (7, 500, 1000), 'entropy')['guess'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert done.returncode == 0 and done.stdout.strip() == "1400", done.stderr
 
 
-@pytest.mark.parametrize("case,args", [
-    # sibling subtrees are built by threads at once: Ctrl-C stops every thread at the end of its slice
-    ("build (threads)", ["--game", "bulls:6x10", "--strategy", "expected-size"]),
-    # a pilot's rollouts are greedy builds one after another: Ctrl-C stops the one running at the end of its slice
-    ("build --pilot", ["--game", "bulls:5x10", "--strategy", "entropy", "--pilot", "30"]),
-])
+@pytest.mark.parametrize(
+    "case,args",
+    [
+        # sibling subtrees are built by threads at once: Ctrl-C stops every thread at the end of its slice
+        ("build (threads)", ["--game", "bulls:6x10", "--strategy", "expected-size"]),
+        # a pilot's rollouts are greedy builds one after another: Ctrl-C stops the one running at the end of its slice
+        ("build --pilot", ["--game", "bulls:5x10", "--strategy", "entropy", "--pilot", "30"]),
+    ],
+)
 def test_ctrl_c_stops_a_greedy_build_within_a_second(tmp_path, case, args):
     CASES.append(f"{case} then SIGINT")
     proc = start_cli("build", *args, "-o", str(tmp_path / "t.json"), tmp_path=tmp_path)
@@ -445,10 +538,13 @@ def test_ctrl_c_stops_a_greedy_build_within_a_second(tmp_path, case, args):
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("signalled,code,line", [(KeyboardInterrupt(), 130, "strategy: interrupted"),
-                                                  (None, 70, "strategy: internal error: SystemError")])
-def test_a_signal_inside_a_compiled_call_is_an_interruption_not_an_internal_error(monkeypatch, capsys, signalled, code,
-                                                                                  line):
+@pytest.mark.parametrize(
+    "signalled,code,line",
+    [(KeyboardInterrupt(), 130, "strategy: interrupted"), (None, 70, "strategy: internal error: SystemError")],
+)
+def test_a_signal_inside_a_compiled_call_is_an_interruption_not_an_internal_error(
+    monkeypatch, capsys, signalled, code, line
+):
     """numba calls back into Python inside some compiled functions; a Ctrl-C arriving just then comes back as a
     SystemError caused by the KeyboardInterrupt (seen about once in five Ctrl-Cs of a pilot build): it is an
     interruption like any other. A SystemError with no signal behind it is still a bug."""
@@ -469,8 +565,9 @@ def test_a_signal_inside_a_compiled_call_is_an_interruption_not_an_internal_erro
 
 def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
     CASES.append("solve --jobs 1 then SIGINT")
-    proc = start_cli("solve", "--game", "mastermind:4x9", "--jobs", "1", "--quiet", "-o", str(tmp_path / "t.json"),
-                     tmp_path=tmp_path)
+    proc = start_cli(
+        "solve", "--game", "mastermind:4x9", "--jobs", "1", "--quiet", "-o", str(tmp_path / "t.json"), tmp_path=tmp_path
+    )
     time.sleep(4)  # inside the search: imports, table and compiled code load in about 2 s, the search takes minutes
     proc.send_signal(signal.SIGINT)
     start = time.perf_counter()
@@ -484,8 +581,19 @@ def test_ctrl_c_stops_a_single_process_search_within_seconds(tmp_path):
 def test_ctrl_c_stops_the_exact_endgames_of_a_build_within_seconds(tmp_path):
     """The exact endgame of a whole game (Mastermind 4x9: minutes of search on its thread) stops at Ctrl-C."""
     CASES.append("build --exact-below then SIGINT")
-    proc = start_cli("build", "--game", "mastermind:4x9", "--strategy", "entropy", "--exact-below", "6561", "--quiet",
-                     "-o", str(tmp_path / "t.json"), tmp_path=tmp_path)
+    proc = start_cli(
+        "build",
+        "--game",
+        "mastermind:4x9",
+        "--strategy",
+        "entropy",
+        "--exact-below",
+        "6561",
+        "--quiet",
+        "-o",
+        str(tmp_path / "t.json"),
+        tmp_path=tmp_path,
+    )
     time.sleep(4)  # inside the search: the greedy tree, the table and the compiled code take about 2 s
     proc.send_signal(signal.SIGINT)
     start = time.perf_counter()
@@ -505,8 +613,13 @@ def test_a_cross_check_on_a_terminal_shows_the_solve_progress(tmp_path):
 
     main, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "cross_check.py"), "bulls-4x10-total"],
-                            stdout=subprocess.PIPE, stderr=terminal, text=True, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tools" / "cross_check.py"), "bulls-4x10-total"],
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+        cwd=tmp_path,
+    )
     os.close(terminal)
     shown = b""
     with contextlib.suppress(OSError):  # the terminal's end reads EIO once the tool and its children are gone
@@ -525,12 +638,21 @@ def test_ctrl_c_stops_a_cross_check_in_one_line_with_its_cluster(tmp_path):
     """tools/cross_check.py runs a solve on a Dask LocalCluster it starts; a Ctrl-C at the terminal reaches the
     whole process group: the tool says so in one line (the workers print no tracebacks) and leaves no process."""
     CASES.append("cross_check.py then SIGINT")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "cross_check.py"), "mastermind-4x9-total"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            start_new_session=True)  # a process group of its own, as a terminal gives a command
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tools" / "cross_check.py"), "mastermind-4x9-total"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )  # a process group of its own, as a terminal gives a command
+
     def solve_started() -> bool:
-        return any("solve" in Path(f"/proc/{pid}/cmdline").read_text() for pid in children_of(proc.pid)
-                   if Path(f"/proc/{pid}").exists())
+        return any(
+            "solve" in Path(f"/proc/{pid}/cmdline").read_text()
+            for pid in children_of(proc.pid)
+            if Path(f"/proc/{pid}").exists()
+        )
 
     deadline = time.time() + 90
     while not (len(children_of(proc.pid)) >= 3 and solve_started()) and time.time() < deadline:
@@ -561,7 +683,10 @@ def test_the_cross_check_drops_only_the_scheduler_note_on_a_gather_a_ctrl_c_cut(
 def test_sigterm_during_export_leaves_no_temporary_file(tmp_path):
     CASES.append("export then SIGTERM")
     big = tmp_path / "big.json"
-    assert run_cli("build", "--game", "bulls:5x8", "--strategy", "expected-size", "--quiet", "-o", str(big)).returncode == 0
+    assert (
+        run_cli("build", "--game", "bulls:5x8", "--strategy", "expected-size", "--quiet", "-o", str(big)).returncode
+        == 0
+    )
     out = tmp_path / "out.csv"
     proc = start_cli("export", str(big), "--format", "csv", "--quiet", "-o", str(out), tmp_path=tmp_path)
     time.sleep(1.5)
@@ -589,13 +714,22 @@ pytestmark = [pytest.mark.slow]
 
 SCHEMA = json.loads((Path(tree_io.__file__).parent / "tree.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-SMALL = {"format": "strategy-tree", "version": 1,
-         "game": {"name": "bulls", "length": 2, "symbols": 3, "leading_zero": True},
-         "objective": "heuristic", "generator": {"tool": "test"},
-         "stats": {"secrets": 6, "total": 13, "worst": 3, "depth_counts": [0, 1, 3, 2]},
-         "tree": {"guess": "01", "next": {"0,1": {"guess": "12", "next": {"0,1": {"guess": "20"}}},
-                                          "0,2": {"guess": "10"},
-                                          "1,0": {"guess": "02", "next": {"0,1": {"guess": "21"}}}}}}
+SMALL = {
+    "format": "strategy-tree",
+    "version": 1,
+    "game": {"name": "bulls", "length": 2, "symbols": 3, "leading_zero": True},
+    "objective": "heuristic",
+    "generator": {"tool": "test"},
+    "stats": {"secrets": 6, "total": 13, "worst": 3, "depth_counts": [0, 1, 3, 2]},
+    "tree": {
+        "guess": "01",
+        "next": {
+            "0,1": {"guess": "12", "next": {"0,1": {"guess": "20"}}},
+            "0,2": {"guess": "10"},
+            "1,0": {"guess": "02", "next": {"0,1": {"guess": "21"}}},
+        },
+    },
+}
 
 
 def rejected(obj) -> bool:
@@ -606,12 +740,26 @@ def rejected(obj) -> bool:
     return False
 
 
-@pytest.mark.parametrize("path,value", [
-    (("version",), True), (("version",), 1.0), (("stats",), None), (("game", "symbols"), True),
-    (("game", "symbols"), 3.0), (("game", "length"), False), (("tree", "guess"), " 01"), (("tree", "guess"), "01\n"),
-    (("tree", "guess"), "01 "), (("tree", "guess"), "O1"), (("stats", "total"), 13.0), (("stats", "worst"), True),
-    (("stats", "depth_counts"), [0, 1, 3, 2.0]), (("objective",), None), (("generator",), []),
-])
+@pytest.mark.parametrize(
+    "path,value",
+    [
+        (("version",), True),
+        (("version",), 1.0),
+        (("stats",), None),
+        (("game", "symbols"), True),
+        (("game", "symbols"), 3.0),
+        (("game", "length"), False),
+        (("tree", "guess"), " 01"),
+        (("tree", "guess"), "01\n"),
+        (("tree", "guess"), "01 "),
+        (("tree", "guess"), "O1"),
+        (("stats", "total"), 13.0),
+        (("stats", "worst"), True),
+        (("stats", "depth_counts"), [0, 1, 3, 2.0]),
+        (("objective",), None),
+        (("generator",), []),
+    ],
+)
 def test_the_loader_refuses_what_the_format_forbids(path, value):
     import copy
 
@@ -628,20 +776,28 @@ def test_duplicate_keys_are_refused():
     CASES.append("duplicate keys")
     good = orjson.dumps(SMALL)
     tree_io.loads(good)
-    for dup in [good.replace(b'"version":1,', b'"version":1,"version":1,'),
-                good.replace(b'"guess":"10"', b'"guess":"12","guess":"10"'),
-                good.replace(b'"0,2":', b'"0,2":{"guess":"10"},"0,2":')]:
+    for dup in [
+        good.replace(b'"version":1,', b'"version":1,"version":1,'),
+        good.replace(b'"guess":"10"', b'"guess":"12","guess":"10"'),
+        good.replace(b'"0,2":', b'"0,2":{"guess":"10"},"0,2":'),
+    ]:
         assert dup != good
         with pytest.raises(TreeError, match="appears twice"):
             tree_io.loads(dup)
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 40) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 40)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from(["", "01", " 01", "01\n", "0,1", "1,0", "12", "bulls", "mastermind", "strategy-tree"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["guess", "next", "0,1", "1,0", "name", "length", "x"]), inner, max_size=3),
-    max_leaves=6)
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["guess", "next", "0,1", "1,0", "name", "length", "x"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 def _paths(obj, prefix=()):
@@ -679,9 +835,12 @@ def test_graph_and_export_refuse_false_trees(tmp_path):
     doc["stats"]["total"] += 1
     false = tmp_path / "false.json"
     false.write_bytes(orjson.dumps(doc))
-    for args in (["export", str(false), "--format", "csv", "-o", str(tmp_path / "x.csv")],
-                 ["graph", str(false), "--format", "graphml", "-o", str(tmp_path / "x.graphml")],
-                 ["table", str(false)], ["stats", str(false)]):
+    for args in (
+        ["export", str(false), "--format", "csv", "-o", str(tmp_path / "x.csv")],
+        ["graph", str(false), "--format", "graphml", "-o", str(tmp_path / "x.graphml")],
+        ["table", str(false)],
+        ["stats", str(false)],
+    ):
         one_line(capped(*args), expect="stored stats.total")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["false.json"]
 
@@ -700,6 +859,7 @@ def test_solve_files_differ_only_in_the_run_record(tmp_path):
 
 # -- what a newcomer meets ------------------------------------------------------------------------
 
+
 def test_help_is_complete():
     r = run_cli("--help")
     assert r.returncode == 0 and "Bulls and Cows and Mastermind" in r.stdout
@@ -715,10 +875,13 @@ def test_help_is_complete():
 @pytest.mark.parametrize("tool", sorted(p.name for p in (ROOT / "tools").glob("*.py") if p.name != "benchlib.py"))
 def test_tools_answer_help_without_running(tool):
     start = time.perf_counter()
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / tool), "--help"], capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / tool), "--help"], capture_output=True, text=True, timeout=30
+    )
     assert r.returncode == 0 and "usage:" in r.stdout and time.perf_counter() - start < 10
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / tool), "--no-such-option"], capture_output=True, text=True,
-                       timeout=30)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / tool), "--no-such-option"], capture_output=True, text=True, timeout=30
+    )
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{tool}: error: "), r.stderr
 
@@ -744,8 +907,13 @@ def test_history_after_a_correction_shows_the_true_counts():
     secret = game.parse_code("1234")
     w = Walker.load(str(TREES / "bulls-4x10-total.json"))
     events = []
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "play", str(TREES / "bulls-4x10-total.json"), "--protocol"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "play", str(TREES / "bulls-4x10-total.json"), "--protocol"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     first = True
     for line in proc.stdout:
         e = orjson.loads(line)

@@ -2,6 +2,7 @@
 closed standard streams, repeated signals, a compiler turned off or out of memory, a Dask address that never
 answers. Each case was a hang, a traceback, a forged line on the terminal or a lost file; each ends in one clear
 line now (or, where the command is right to go on, in its normal output)."""
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,12 @@ def strategy(*args: str, **options) -> subprocess.CompletedProcess:
     """The CLI as a user runs it, with its output as bytes (nothing decoded away)."""
     CASES.append(" ".join(map(str, args))[:80])
     streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **options}
-    return subprocess.run([sys.executable, "-m", "strategy", *map(str, args)], env=streams.pop("env", ENV),
-                          timeout=streams.pop("timeout", 120), **streams)
+    return subprocess.run(
+        [sys.executable, "-m", "strategy", *map(str, args)],
+        env=streams.pop("env", ENV),
+        timeout=streams.pop("timeout", 120),
+        **streams,
+    )
 
 
 def hostile_tree(tmp_path: Path, name: str = "shared.json", **fields) -> Path:
@@ -51,6 +56,7 @@ def controls(data: bytes) -> set[str]:
 
 
 # -- every string from a file that reaches a terminal is escaped ---------------------------------
+
 
 @pytest.mark.parametrize("command", [["stats"], ["table"], ["compare", str(TREE_3)], ["verify"]])
 def test_a_trees_strings_reach_the_terminal_escaped(tmp_path, command):
@@ -70,10 +76,13 @@ def test_json_reports_escape_what_a_terminal_acts_on(tmp_path):
     assert orjson.loads(r.stdout)["objective"] == HOSTILE  # the same string, read back
 
 
-@pytest.mark.parametrize("field,value,expect", [
-    ("version", "\x1b[2J\nstrategy: ok", "unsupported version \\x1b[2J\\nstrategy: ok"),
-    ("game", {"name": "\x1b[31mbulls", "length": 3, "symbols": 10}, "unknown game '\\x1b[31mbulls'"),
-])
+@pytest.mark.parametrize(
+    "field,value,expect",
+    [
+        ("version", "\x1b[2J\nstrategy: ok", "unsupported version \\x1b[2J\\nstrategy: ok"),
+        ("game", {"name": "\x1b[31mbulls", "length": 3, "symbols": 10}, "unknown game '\\x1b[31mbulls'"),
+    ],
+)
 def test_error_lines_escape_what_a_file_says(tmp_path, field, value, expect):
     r = strategy("verify", hostile_tree(tmp_path, **{field: value}))
     line = one_line(subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(), r.stderr.decode()))
@@ -114,7 +123,9 @@ def test_a_plot_of_a_tree_with_hostile_strings_is_drawn_and_parses(tmp_path, obj
 # -- one file never does two jobs -----------------------------------------------------------------
 
 SOLVE_ROLES = ["-o", "--store", "--partial", "--log", "--incumbent", "--against"]
-PAIRS = [(a, b) for i, a in enumerate(SOLVE_ROLES) for b in SOLVE_ROLES[i + 1:] if {a, b} != {"--incumbent", "--against"}]
+PAIRS = [
+    (a, b) for i, a in enumerate(SOLVE_ROLES) for b in SOLVE_ROLES[i + 1 :] if {a, b} != {"--incumbent", "--against"}
+]
 
 
 def _solve_args(roles: dict[str, str]) -> list[str]:
@@ -139,22 +150,32 @@ def test_one_file_named_for_two_jobs_of_solve_is_refused_before_any_work(tmp_pat
     os.link(victim, tmp_path / "hard")
     for alias in ("precious", "sym", "hard", "./precious"):
         CASES.append(f"solve {first} precious {second} {alias}")
-        roles = {first: str(victim), second: str(tmp_path / alias.lstrip("./")) if alias != "./precious"
-                 else os.path.join(str(tmp_path), ".", "precious")}
+        roles = {
+            first: str(victim),
+            second: str(tmp_path / alias.lstrip("./"))
+            if alias != "./precious"
+            else os.path.join(str(tmp_path), ".", "precious"),
+        }
         start = time.perf_counter()
         assert cli.main(_solve_args(roles)) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"{first} and {second} name the same file" in err[0], err
         assert time.perf_counter() - start < 5  # before any table is built or anything compiled
     assert victim.read_bytes() == TREE_3.read_bytes() and sorted(p.name for p in tmp_path.iterdir()) == [
-        "hard", "precious", "sym"]
+        "hard",
+        "precious",
+        "sym",
+    ]
 
 
-@pytest.mark.parametrize("args", [
-    ["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "9", "--store", "{F}", "-o", "{F}"],
-    ["improve", "{F}", "--exact-below", "9", "--store", "{F}", "-o", "{tmp}/out.json"],
-    ["improve", "{tmp}/tree.json", "--exact-below", "9", "--store", "{F}", "-o", "{F}"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "9", "--store", "{F}", "-o", "{F}"],
+        ["improve", "{F}", "--exact-below", "9", "--store", "{F}", "-o", "{tmp}/out.json"],
+        ["improve", "{tmp}/tree.json", "--exact-below", "9", "--store", "{F}", "-o", "{F}"],
+    ],
+)
 def test_build_and_improve_refuse_one_file_for_two_jobs(tmp_path, capsys, args):
     from strategy import cli
 
@@ -174,11 +195,24 @@ def test_reading_one_file_twice_is_no_second_job(tmp_path):
     keeps nothing to lose."""
     tree = tmp_path / "t6.json"
     assert strategy("build", "--game", "bulls:3x6", "--strategy", "entropy", "--quiet", "-o", tree).returncode == 0
-    r = strategy("solve", "--game", "bulls:3x6", "--objective", "win", "--against", tree, "--incumbent", tree,
-                 "--quiet", "-o", tmp_path / "win.json")
+    r = strategy(
+        "solve",
+        "--game",
+        "bulls:3x6",
+        "--objective",
+        "win",
+        "--against",
+        tree,
+        "--incumbent",
+        tree,
+        "--quiet",
+        "-o",
+        tmp_path / "win.json",
+    )
     assert r.returncode == 0 and (tmp_path / "win.json").exists(), r.stderr
-    r = strategy("solve", "--game", "bulls:3x10", "--incumbent", TREE_3, "--trust", TREE_3, "--quiet",
-                 "-o", tmp_path / "t.json")
+    r = strategy(
+        "solve", "--game", "bulls:3x10", "--incumbent", TREE_3, "--trust", TREE_3, "--quiet", "-o", tmp_path / "t.json"
+    )
     assert r.returncode == 0 and b"settled with no search" in r.stderr, r.stderr
     assert strategy("compare", TREE_3, TREE_3).returncode == 0
     assert strategy("race", TREE_3, TREE_3).returncode == 0
@@ -188,17 +222,22 @@ def test_reading_one_file_twice_is_no_second_job(tmp_path):
 
 # -- standard streams -----------------------------------------------------------------------------
 
+
 def closing(*fds: int):
     """A preexec_fn that closes standard streams (as `>&-`, `<&-`, `2>&-` do)."""
+
     def close() -> None:
         for fd in fds:
             os.close(fd)
+
     return close
 
 
 @pytest.mark.parametrize("fds", [(1,), (0,), (2,), (0, 1)], ids=[">&-", "<&-", "2>&-", "<&- >&-"])
-@pytest.mark.parametrize("command", [["stats", str(TREE_3)], ["stats", "-"], ["play", str(TREE_3)],
-                                     ["solve", "--game", "bulls:3x6", "--quiet"]])
+@pytest.mark.parametrize(
+    "command",
+    [["stats", str(TREE_3)], ["stats", "-"], ["play", str(TREE_3)], ["solve", "--game", "bulls:3x6", "--quiet"]],
+)
 def test_a_closed_standard_stream_ends_in_one_line_and_a_failure(fds, command):
     r = strategy(*command, preexec_fn=closing(*fds), stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and b"Traceback" not in r.stderr + r.stdout, r.stderr
@@ -221,8 +260,13 @@ def test_progress_never_lands_in_a_tree_when_standard_error_is_closed(tmp_path):
 @pytest.mark.parametrize("redirect", ["1</dev/null", "2</dev/null", ">/dev/full"])
 def test_a_stream_open_the_wrong_way_or_full_is_one_line(redirect):
     CASES.append(f"stats {redirect}")
-    r = subprocess.run(["bash", "-c", f'"$0" -m strategy stats "$1" {redirect}', sys.executable, str(TREE_3)],
-                       capture_output=True, text=True, env=ENV, timeout=60)
+    r = subprocess.run(
+        ["bash", "-c", f'"$0" -m strategy stats "$1" {redirect}', sys.executable, str(TREE_3)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == (0 if redirect.startswith("2") else 1), r.stderr
 
@@ -231,23 +275,51 @@ def test_export_to_dev_stdout_writes_into_a_pipe():
     r = strategy("export", TREE_3, "--format", "csv", "--quiet", "-o", "/dev/stdout")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(b"history,depth") and len(r.stdout.splitlines()) == 778
-    reader = subprocess.run(["bash", "-c", '"$0" -m strategy export "$1" --format csv --quiet -o /dev/stdout | head -1',
-                             sys.executable, str(TREES / "bulls-4x10-total.json")],
-                            capture_output=True, text=True, env=ENV, timeout=60)
+    reader = subprocess.run(
+        [
+            "bash",
+            "-c",
+            '"$0" -m strategy export "$1" --format csv --quiet -o /dev/stdout | head -1',
+            sys.executable,
+            str(TREES / "bulls-4x10-total.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     CASES.append("export -o /dev/stdout | head -1")
     assert reader.stdout == "history,depth,remaining,probe,consistent,questions\n" and reader.stderr == ""
 
 
 # -- signals: two Ctrl-C in a row -----------------------------------------------------------------
 
+
 def test_two_ctrl_c_in_a_row_still_write_the_partial_tree(tmp_path):
     """The second Ctrl-C came while the first was being handled: the partial tree was not written and the resource
     tracker warned of leaked semaphores and shared memory. Held now until the wind-up is done."""
     CASES.append("solve --partial then SIGINT twice")
     partial = tmp_path / "partial.json"
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", "mastermind:4x9", "--jobs", "2",
-                             "--partial", str(partial), "-o", str(tmp_path / "t.json")],
-                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "strategy",
+            "solve",
+            "--game",
+            "mastermind:4x9",
+            "--jobs",
+            "2",
+            "--partial",
+            str(partial),
+            "-o",
+            str(tmp_path / "t.json"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+    )
     seen = ""
     while "secret/s" not in seen and "secret]" not in seen:  # the progress bar: the search is under way
         char = proc.stderr.read(1)
@@ -267,13 +339,25 @@ def test_two_ctrl_c_in_a_row_still_write_the_partial_tree(tmp_path):
 
 # -- the compiler: turned off, or out of memory ----------------------------------------------------
 
-@pytest.mark.parametrize("command", [["solve", "--game", "bulls:3x6"], ["bound", "--game", "bulls:3x6"],
-                                     ["build", "--game", "bulls:3x6", "--strategy", "entropy"],
-                                     ["improve", str(TREE_3), "--exact-below", "9"],
-                                     ["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test"]])
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["solve", "--game", "bulls:3x6"],
+        ["bound", "--game", "bulls:3x6"],
+        ["build", "--game", "bulls:3x6", "--strategy", "entropy"],
+        ["improve", str(TREE_3), "--exact-below", "9"],
+        ["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test"],
+    ],
+)
 def test_numba_disable_jit_is_refused_in_one_line(command):
-    r = subprocess.run([sys.executable, "-m", "strategy", *command], capture_output=True, text=True, timeout=120,
-                       env=dict(ENV, NUMBA_DISABLE_JIT="1"))
+    r = subprocess.run(
+        [sys.executable, "-m", "strategy", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(ENV, NUMBA_DISABLE_JIT="1"),
+    )
     CASES.append(f"NUMBA_DISABLE_JIT=1 {' '.join(command)}"[:80])
     one_line(r, expect="NUMBA_DISABLE_JIT")
 
@@ -286,14 +370,32 @@ def test_a_compiler_out_of_memory_is_one_line(tmp_path):
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (400_000 * 1024, 400_000 * 1024))
 
-    r = subprocess.run([sys.executable, "-m", "strategy", "build", "--game", "bulls:3x6", "--strategy", "entropy",
-                        "--quiet", "-o", str(tmp_path / "t.json")], capture_output=True, text=True, timeout=300,
-                       env=dict(ENV, NUMBA_CACHE_DIR=str(tmp_path / "cache")), preexec_fn=limit)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "strategy",
+            "build",
+            "--game",
+            "bulls:3x6",
+            "--strategy",
+            "entropy",
+            "--quiet",
+            "-o",
+            str(tmp_path / "t.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(ENV, NUMBA_CACHE_DIR=str(tmp_path / "cache")),
+        preexec_fn=limit,
+    )
     one_line(r, expect="memory limit")
     assert not (tmp_path / "t.json").exists()
 
 
 # -- a Dask address that never answers ------------------------------------------------------------
+
 
 class Silent:
     """A TCP server on 127.0.0.1 that accepts connections and, as `http`, answers like an HTTP server, or says
@@ -327,9 +429,25 @@ def test_a_scheduler_address_that_never_answers_is_one_line_within_the_connect_t
     try:
         CASES.append(f"solve --scheduler {'http' if http else 'silent'} peer")
         start = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "strategy", "solve", "--game", "bulls:3x6", "--quiet", "--scheduler",
-                            peer.address, "-o", str(tmp_path / "t.json")], capture_output=True, text=True, timeout=90,
-                           env=dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s"))
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "strategy",
+                "solve",
+                "--game",
+                "bulls:3x6",
+                "--quiet",
+                "--scheduler",
+                peer.address,
+                "-o",
+                str(tmp_path / "t.json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=dict(ENV, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s"),
+        )
         took = time.perf_counter() - start
     finally:
         peer.close()
@@ -384,8 +502,14 @@ def test_a_store_that_is_refused_is_left_byte_for_byte(tmp_path, command):
         con.executescript("CREATE TABLE users(name TEXT); INSERT INTO users VALUES ('alice');")
     con.close()
     before = path.read_bytes()
-    r = capped(command, "--game", "bulls:3x6", "--store", str(path), *(["-o", str(tmp_path / "t.json")]
-                                                                          if command == "solve" else []))
+    r = capped(
+        command,
+        "--game",
+        "bulls:3x6",
+        "--store",
+        str(path),
+        *(["-o", str(tmp_path / "t.json")] if command == "solve" else []),
+    )
     last = r.stderr.strip().splitlines()[-1]
     assert r.returncode == 2 and "Traceback" not in r.stderr and "not a strategy store" in last, r.stderr
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["foreign.db"]

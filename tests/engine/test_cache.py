@@ -4,6 +4,7 @@ numba keys a cached function on its own source file only, so a caller compiled w
 the cache as it was. `strategy.engine` names numba's cache folder by a hash of every compiled source; these tests
 show the trap with a fixed folder, and that the package's own folder avoids it.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ from pathlib import Path
 from ..conftest import ROOT
 
 CALLEE = "import numba\n\n\n@numba.njit(cache=True)\ndef g():\n    return {}\n"
-CALLER = ("import numba\n\nfrom .test_callee import g\n\n\n@numba.njit(cache=True)\ndef f():\n    return g() * 10\n")
+CALLER = "import numba\n\nfrom .test_callee import g\n\n\n@numba.njit(cache=True)\ndef f():\n    return g() * 10\n"
 RUN = "import strategy.engine.test_caller as c; print(c.f())"
 
 

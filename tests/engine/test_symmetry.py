@@ -1,4 +1,5 @@
 """Probe equivalence: the symmetries kept after earlier questions map the candidate set onto itself."""
+
 from __future__ import annotations
 
 import itertools
@@ -35,8 +36,11 @@ def _image(gt, pi, tau, asked, code: int) -> int | None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(spec=st.sampled_from(["bulls:4x6", "mastermind:3x4", "bulls:3x5:nz"]), seed=st.integers(0, 2**32 - 1),
-       depth=st.integers(1, 3))
+@given(
+    spec=st.sampled_from(["bulls:4x6", "mastermind:3x4", "bulls:3x5:nz"]),
+    seed=st.integers(0, 2**32 - 1),
+    depth=st.integers(1, 3),
+)
 def test_the_stabiliser_maps_the_candidates_onto_themselves(spec, seed, depth):
     """Every element sends each question to a question with the same answer, so every candidate (written
     with asked symbols only) to a candidate."""
@@ -47,8 +51,9 @@ def test_the_stabiliser_maps_the_candidates_onto_themselves(spec, seed, depth):
     history = rng.choice(gt.size, depth, replace=False).astype(np.int64)
     answers = gt.table[history, secret].astype(np.int64)
     cand = {int(c) for c in np.flatnonzero(np.all(gt.table[history] == answers[:, None], axis=0))}
-    pis, taus, asked = stabiliser(gt.codes, history, answers, position_perms(g.length, not g.leading_zero), g.symbols,
-                                  not g.leading_zero)
+    pis, taus, asked = stabiliser(
+        gt.codes, history, answers, position_perms(g.length, not g.leading_zero), g.symbols, not g.leading_zero
+    )
     assert list(pis[0]) == list(range(g.length))
     for pi, tau in zip(pis, taus):
         images = sorted(_image(gt, pi, tau, asked, int(q)) for q in history)
@@ -71,11 +76,14 @@ def test_questions_with_equal_answers_may_be_swapped():
     def kept(a: tuple[int, int]) -> set[str]:
         answers = np.array(a, dtype=np.int64)
         cand = np.flatnonzero(np.all(gt.table[history] == answers[:, None], axis=0)).astype(np.int32)
-        return {gt.code_str(int(p)) for p in canonical_probes(gt.codes, gt.masks, probes, history, answers, perms, 10,
-                                                              False, cand)}
+        return {
+            gt.code_str(int(p))
+            for p in canonical_probes(gt.codes, gt.masks, probes, history, answers, perms, 10, False, cand)
+        }
 
     same = gt.answers.index((0, 4))
     other = gt.answers.index((2, 2))
     assert len(kept((same, same))) < len(kept((same, other)))
-    assert len(kept((same, same))) < len(canonical_probes(gt.codes, gt.masks, probes, history, np.zeros(0, np.int64),
-                                                          perms, 10, False, probes))
+    assert len(kept((same, same))) < len(
+        canonical_probes(gt.codes, gt.masks, probes, history, np.zeros(0, np.int64), perms, 10, False, probes)
+    )

@@ -7,8 +7,9 @@ from strategy.engine.table import game_table
 from strategy.rules import GameError, feedback, parse_game
 
 
-@pytest.mark.parametrize("spec", ["bulls:3x6", "bulls:3x5:nz", "mastermind:3x4", "mastermind:2x2", "mastermind:4x4",
-                                  "bulls:2x9"])
+@pytest.mark.parametrize(
+    "spec", ["bulls:3x6", "bulls:3x5:nz", "mastermind:3x4", "mastermind:2x2", "mastermind:4x4", "bulls:2x9"]
+)
 def test_table_equals_rules_everywhere(spec):
     gt = game_table(parse_game(spec))
     codes = gt.game.codes()

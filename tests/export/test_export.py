@@ -1,4 +1,5 @@
 """Every exported table and graph agrees with the tree it came from."""
+
 from __future__ import annotations
 
 import csv
@@ -56,7 +57,9 @@ def test_export_rows_agree_with_the_tree(doc, fmt, tmp_path):
         got = [dict(r) for r in con.execute("SELECT * FROM nodes")]
         meta = dict(con.execute("SELECT key, value FROM metadata").fetchall())
         assert meta["game"] == "mastermind:4x6" and meta["total"] == "5625" and int(meta["rows"]) == len(got)
-        plan = " ".join(str(tuple(r)) for r in con.execute("EXPLAIN QUERY PLAN SELECT probe FROM nodes WHERE history = '0012:0,1'"))
+        plan = " ".join(
+            str(tuple(r)) for r in con.execute("EXPLAIN QUERY PLAN SELECT probe FROM nodes WHERE history = '0012:0,1'")
+        )
         assert "PRIMARY KEY" in plan or "INDEX" in plan
         con.close()
     want = expected_rows(doc)
@@ -74,7 +77,11 @@ def test_questions_column_is_the_subtree_total(doc):
     by_key = {r.history: r for r in rows(doc)}
     # below the answer 0,0 to the first question: the secrets of that class, counted from question 2
     key = history_key([(doc.root["guess"], "0,0")])
-    cls = [s for s in depths if doc.game.format_answer(feedback(doc.game.parse_code(s), doc.game.parse_code(doc.root["guess"]))) == "0,0"]
+    cls = [
+        s
+        for s in depths
+        if doc.game.format_answer(feedback(doc.game.parse_code(s), doc.game.parse_code(doc.root["guess"]))) == "0,0"
+    ]
     assert by_key[key].questions == sum(depths[s] - 1 for s in cls)
 
 
@@ -144,8 +151,15 @@ def test_every_format_says_its_game_objective_and_total(doc, fmt, tmp_path):
         with sqlite3.connect(out) as con:
             meta = {k: int(v) if v.isdigit() else v for k, v in con.execute("SELECT key, value FROM metadata")}
     stats = verify(doc)
-    assert meta == {"format": "strategy-lookup", "version": 2, "game": "mastermind:4x6", "objective": doc.objective,
-                    "secrets": 1296, "total": stats.total, "rows": tree.question_nodes(doc.root)}
+    assert meta == {
+        "format": "strategy-lookup",
+        "version": 2,
+        "game": "mastermind:4x6",
+        "objective": doc.objective,
+        "secrets": 1296,
+        "total": stats.total,
+        "rows": tree.question_nodes(doc.root),
+    }
     assert stats.total == 5625
 
 

@@ -1,6 +1,7 @@
 """The web page in a real browser (Debian's chromium, driven by Selenium through chromedriver): the
 JavaScript rules equal rules.feedback, complete games through the page's buttons and keys follow the
 walker question by question, and the page makes no network request."""
+
 from __future__ import annotations
 
 import json
@@ -39,9 +40,17 @@ def browser():
 
     options = Options()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1200,900"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1200,900",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -69,14 +78,19 @@ def open_page(browser, path: Path, secret: str | None = None) -> None:
 def js_answers(browser, pairs: list[tuple[str, str]]) -> list[tuple[int, int]]:
     out = []
     for i in range(0, len(pairs), 4000):
-        chunk = pairs[i:i + 4000]
-        out += [tuple(a) for a in browser.execute_script(
-            "return arguments[0].map(([s, p]) => PAGE.feedback(PAGE.readCode(s)[0], PAGE.readCode(p)[0]))", chunk)]
+        chunk = pairs[i : i + 4000]
+        out += [
+            tuple(a)
+            for a in browser.execute_script(
+                "return arguments[0].map(([s, p]) => PAGE.feedback(PAGE.readCode(s)[0], PAGE.readCode(p)[0]))", chunk
+            )
+        ]
     return out
 
 
-@pytest.mark.parametrize("name,sample", [("bulls-3x10-total", None), ("bulls-4x10-total", 20000),
-                                         ("mastermind-4x6-total", 20000)])
+@pytest.mark.parametrize(
+    "name,sample", [("bulls-3x10-total", None), ("bulls-4x10-total", 20000), ("mastermind-4x6-total", 20000)]
+)
 def test_the_pages_rules_are_the_rules(browser, pages, name, sample):
     open_page(browser, pages[name])
     game = load(TREES / f"{name}.json").game
@@ -84,7 +98,8 @@ def test_the_pages_rules_are_the_rules(browser, pages, name, sample):
     assert browser.execute_script("return PAGE.CODES.map(PAGE.fmt)") == codes  # same codes, same order
     if sample is None:  # every pair, one row of answers per secret computed in the page
         rows = browser.execute_script(
-            "return PAGE.CODES.map(s => PAGE.CODES.map(p => PAGE.feedback(s, p).join(',')).join(' '))")
+            "return PAGE.CODES.map(s => PAGE.CODES.map(p => PAGE.feedback(s, p).join(',')).join(' '))"
+        )
         parsed = [game.read_code(c) for c in codes]
         assert rows == [" ".join("%d,%d" % feedback(s, p) for p in parsed) for s in parsed]
         return
@@ -180,7 +195,9 @@ def test_you_ask_and_race_to_the_end(browser, pages):
             break
     assert "You found 5071" in browser.find_element(By.ID, "you-msg").text
     rows = browser.find_elements(By.CSS_SELECTOR, "#you-history tr")
-    assert len(rows) == 2 * len(history) + 1 and "(the tree's play)" in rows[2].text  # a row per question, then its comparison
+    assert (
+        len(rows) == 2 * len(history) + 1 and "(the tree's play)" in rows[2].text
+    )  # a row per question, then its comparison
     race_to_the_end(browser, walker, "5071", "9876", keyboard=False)
 
 
@@ -230,7 +247,8 @@ def test_explore_and_no_network_and_screenshots(browser, pages):
     root.click()
     # the children are drawn by the "toggle" event, which the browser fires as a separate task
     children = WebDriverWait(browser, 10).until(
-        lambda b: b.find_elements(By.CSS_SELECTOR, "#outline > details > details"))
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#outline > details > details")
+    )
     assert len(children) == 13
     rows = browser.find_elements(By.CSS_SELECTOR, "#second tr")
     assert len(rows) == 15 and "1456" in browser.find_element(By.ID, "second").text
@@ -392,8 +410,13 @@ if (document.documentElement.scrollWidth > w) out.push(`the page is ${document.d
 return out;"""
 
 
-@pytest.mark.parametrize("name,questions", [("bulls-4x10-total", ["0123", "4567", "8901", "2345"]),
-                                            ("mastermind-4x6-total", ["0123", "4455", "1122", "2345"])])
+@pytest.mark.parametrize(
+    "name,questions",
+    [
+        ("bulls-4x10-total", ["0123", "4567", "8901", "2345"]),
+        ("mastermind-4x6-total", ["0123", "4455", "1122", "2345"]),
+    ],
+)
 def test_every_tab_fits_a_phone(browser, pages, name, questions):
     """Each tab in use (answers, rows, the tree opened a few levels) is no wider than a 390 px phone
     (less its scroll bar), so nothing scrolls sideways."""
@@ -496,12 +519,16 @@ def test_a_hostile_tree_loads_shows_its_text_and_plays(browser, tmp_path, text):
     open_page(browser, page)
     # document.title strips and collapses ASCII white space, and only that
     assert browser.title == re.sub(r"[ \t\n\f\r]+", " ", f"{doc.game.spec} — {text} tree").strip()
-    assert browser.execute_script("return document.getElementById('title').textContent") == f"{doc.game.spec}: {text} tree"
+    assert (
+        browser.execute_script("return document.getElementById('title').textContent") == f"{doc.game.spec}: {text} tree"
+    )
     assert browser.execute_script("return JSON.parse(document.getElementById('data').textContent).doc") == doc.to_json()
     facts = browser.execute_script("return [...document.querySelectorAll('#facts td')].map(td => td.textContent)")
     assert text in facts and f"{text} s, {text}" in facts
-    assert browser.execute_script("return window.PWNED === undefined && !document.querySelector('img') && "
-                                  "![...document.querySelectorAll('b')].some(b => b.textContent === 'bold')")
+    assert browser.execute_script(
+        "return window.PWNED === undefined && !document.querySelector('img') && "
+        "![...document.querySelectorAll('b')].some(b => b.textContent === 'bold')"
+    )
     assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     if text != "".join(HOSTILE):
         return
@@ -520,8 +547,12 @@ def test_a_hostile_tree_loads_shows_its_text_and_plays(browser, tmp_path, text):
 
 def latin1_locale(folder: Path) -> dict[str, str]:
     """Environment for a Latin-1 locale compiled into `folder` (no system locale is installed)."""
-    made = subprocess.run(["localedef", "-i", "en_US", "-f", "ISO-8859-1", str(folder / "en_US.ISO-8859-1")],
-                          check=False, capture_output=True, text=True)
+    made = subprocess.run(
+        ["localedef", "-i", "en_US", "-f", "ISO-8859-1", str(folder / "en_US.ISO-8859-1")],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     if not (folder / "en_US.ISO-8859-1").is_dir():
         pytest.fail(f"the locale test needs localedef and Debian's locales package: {made.stderr.strip()[:200]}")
     return {"LOCPATH": str(folder), "LC_ALL": "en_US.ISO-8859-1"}
@@ -538,11 +569,21 @@ def test_the_page_is_utf8_whatever_the_locale(tmp_path):
     locales = {"C": {"LC_ALL": "C"}, "Latin-1": latin1_locale(tmp_path)}
     for name, env in locales.items():
         env = {**base, **env, "PYTHONUTF8": "0", "PYTHONPATH": str(ROOT)}
-        probe = subprocess.run([sys.executable, "-c", "import locale; print(locale.getpreferredencoding(False))"],
-                               check=False, env=env, capture_output=True, text=True)
+        probe = subprocess.run(
+            [sys.executable, "-c", "import locale; print(locale.getpreferredencoding(False))"],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert probe.stdout.strip() in ({"C": ("ANSI_X3.4-1968", "ascii"), "Latin-1": ("ISO-8859-1",)}[name]), probe
         out = tmp_path / f"page-{name}.html"
-        done = subprocess.run([sys.executable, "-m", "strategy", "html", str(tree), "-o", str(out)],
-                              check=False, env=env, capture_output=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "strategy", "html", str(tree), "-o", str(out)],
+            check=False,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
         assert done.returncode == 0, (name, done.stderr.decode(errors="replace"))
         assert out.read_bytes() == want, name

@@ -1,6 +1,7 @@
 """The page's exact search and its coach (the "You ask" tab) in chromium: the page's values are the engine's on
 random positions, and the coach compares like with like (exact with exact, the tree's play with the tree's play,
 bounds labelled as bounds)."""
+
 from __future__ import annotations
 
 import random
@@ -66,7 +67,10 @@ def test_the_pages_exact_search_is_the_engines(browser, pages, name, seed):  # n
         got = browser.execute_script(
             "const c = PAGE.candidates(arguments[0]);"
             "const f = PAGE.exactSearch(c, arguments[1].map(q => PAGE.readCode(q)[0]), 60000);"
-            "return f && [PAGE.fmt(PAGE.CODES[f.best]), f.value, f.of]", history, questions)
+            "return f && [PAGE.fmt(PAGE.CODES[f.best]), f.value, f.of]",
+            history,
+            questions,
+        )
         assert got is not None, history
         best, value, values = got
         analysis = analyser.analyse(pos, lines=False)
@@ -117,8 +121,9 @@ def test_the_coach_compares_like_with_like(browser, pages):  # noqa: F811
         browser.find_element(By.ID, "you-hint").click()
         best = analyser.analyse(pos, top=1, lines=False).best
         hint = browser.find_element(By.ID, "you-msg").text
-        assert hint.endswith(f"the best question: {best.lower[0] / pos.n:.2f} questions on average from here, this "
-                             "one included (exact).")
+        assert hint.endswith(
+            f"the best question: {best.lower[0] / pos.n:.2f} questions on average from here, this one included (exact)."
+        )
         assert analyser.grade(pos, hint.split()[1].rstrip(",")).cost() == ((0,), (0,))
     else:
         pytest.fail(f"no comparison with few secrets: {rows}")

@@ -1,5 +1,6 @@
 """Advice in play: the walker's question off its tree's path comes from the engine, and hints and grades in the
 terminal (the protocol's are in test_protocol)."""
+
 from __future__ import annotations
 
 import random
@@ -64,8 +65,15 @@ def test_off_tree_advice_is_the_engines_best(tree, seed):
 
 
 def test_defence_grades_every_question_and_gives_hints():
-    r = run_cli("play", "--defence", "--game", "bulls:3x10", "--secret", "459",
-                input="012\n345\nhint\ngrade 678\n467\nanalyse 2\n459\n")
+    r = run_cli(
+        "play",
+        "--defence",
+        "--game",
+        "bulls:3x10",
+        "--secret",
+        "459",
+        input="012\n345\nhint\ngrade 678\n467\nanalyse 2\n459\n",
+    )
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "012 is a best question" in out and "345 is a best question" in out

@@ -1,5 +1,6 @@
 """The first question at once: a shipped tree is read lazily (its root's question from the file's first bytes, vouched
 for by the package's manifest), and the player of a tree starts without the engine. Behaviour only, no timing."""
+
 from __future__ import annotations
 
 import hashlib
@@ -45,12 +46,18 @@ sys.exit(main(["play", *sys.argv[1:], "--protocol"]))
 
 
 def probe(*args: str, input: str = "") -> tuple[dict, list[dict]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], input=input, capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     reports = {}
     for line in done.stderr.splitlines():
         if line.startswith("REPORT "):
-            report = json.loads(line[len("REPORT "):])
+            report = json.loads(line[len("REPORT ") :])
             reports[report["at"]] = report
     return reports, [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -92,8 +99,12 @@ def test_every_shipped_tree_opens_lazily_with_its_own_root_question_and_fields(n
     assert isinstance(lazy, tree_format.LazyTreeDoc) and "root" not in vars(lazy)
     full = tree_format.load(path)
     assert lazy.first_question() == full.root["guess"] == Walker(lazy).first_guess()
-    assert (lazy.game, lazy.objective, lazy.generator, lazy.stats) == (full.game, full.objective, full.generator,
-                                                                       full.stats)
+    assert (lazy.game, lazy.objective, lazy.generator, lazy.stats) == (
+        full.game,
+        full.objective,
+        full.generator,
+        full.stats,
+    )
     assert "root" not in vars(lazy)
     assert lazy.root == full.root
 
@@ -114,7 +125,9 @@ def test_a_tampered_shipped_tree_is_refused(shipped_copy, capsys):
     path = shipped_copy / "bulls-4x10-total.json"
     assert isinstance(shipped.open_tree(path), tree_format.LazyTreeDoc)
     data = path.read_bytes()
-    path.write_bytes(data.replace(b'"guess":"0123"', b'"guess":"3210"', 1))  # still a valid tree, but not the tested one
+    path.write_bytes(
+        data.replace(b'"guess":"0123"', b'"guess":"3210"', 1)
+    )  # still a valid tree, but not the tested one
     with pytest.raises(tree_format.TreeError, match="SHA-256"):
         shipped.open_tree(path)
     assert main(["play", str(path), "--protocol"]) == 2
@@ -135,5 +148,7 @@ def test_a_shipped_tree_unknown_to_the_manifest_is_refused(shipped_copy):
 
 def test_the_manifest_is_what_sha256sum_reads(shipped_copy):
     lines = (shipped_copy / "SHA256SUMS").read_text().splitlines()
-    assert lines == [f"{hashlib.sha256((shipped_copy / n).read_bytes()).hexdigest()}  {n}"
-                     for n in sorted(p.name for p in shipped_copy.iterdir() if p.name != "SHA256SUMS")]
+    assert lines == [
+        f"{hashlib.sha256((shipped_copy / n).read_bytes()).hexdigest()}  {n}"
+        for n in sorted(p.name for p in shipped_copy.iterdir() if p.name != "SHA256SUMS")
+    ]

@@ -1,4 +1,5 @@
 """Live play: candidates as arrays, the chooser checked against exact values, reproducibility, limits."""
+
 from __future__ import annotations
 
 import json
@@ -122,8 +123,13 @@ def test_a_seed_makes_a_game_reproducible():
 def test_first_questions_are_one_per_class():
     assert first_classes(parse_game("bulls:10x10", MAX_LIVE_CODES)) == [tuple(range(10))]
     assert first_classes(parse_game("bulls:4x10:nz")) == [(1, 0, 2, 3), (1, 2, 3, 4)]
-    assert first_classes(parse_game("mastermind:4x6")) == [(0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 1, 1), (0, 0, 1, 2),
-                                                          (0, 1, 2, 3)]
+    assert first_classes(parse_game("mastermind:4x6")) == [
+        (0, 0, 0, 0),
+        (0, 0, 0, 1),
+        (0, 0, 1, 1),
+        (0, 0, 1, 2),
+        (0, 1, 2, 3),
+    ]
 
 
 def test_limits_each_mode_its_own():
@@ -212,14 +218,17 @@ def test_every_secret_of_a_small_game_live():
     assert report["total"] == 436 and not report["sampled"]
 
 
-@pytest.mark.parametrize("args,expect", [
-    (["play", "--game", "bulls:10x36"], "up to 10,000,000"),
-    (["play", "--defence", "--game", "mastermind:9x9"], "up to 10,000,000"),
-    (["play", "--game", "mastermind:8x8", "--all", "--sample", "3"], "up to 10,000,000"),
-    (["play", "bulls-4x10-total", "--game", "bulls:10x10"], "up to 1,000,000 codes"),
-    (["build", "--game", "bulls:10x10", "--strategy", "entropy"], "up to 1,000,000 codes"),
-    (["play", "--game", "bulls:10x10", "--noise", "0.1"], "codes"),
-])
+@pytest.mark.parametrize(
+    "args,expect",
+    [
+        (["play", "--game", "bulls:10x36"], "up to 10,000,000"),
+        (["play", "--defence", "--game", "mastermind:9x9"], "up to 10,000,000"),
+        (["play", "--game", "mastermind:8x8", "--all", "--sample", "3"], "up to 10,000,000"),
+        (["play", "bulls-4x10-total", "--game", "bulls:10x10"], "up to 1,000,000 codes"),
+        (["build", "--game", "bulls:10x10", "--strategy", "entropy"], "up to 1,000,000 codes"),
+        (["play", "--game", "bulls:10x10", "--noise", "0.1"], "codes"),
+    ],
+)
 def test_games_beyond_a_mode_are_refused_in_one_line(args, expect):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2 and expect in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -1,4 +1,5 @@
 """The player as a person meets it: real typed input through a pseudo-terminal (pexpect)."""
+
 from __future__ import annotations
 
 import os
@@ -52,9 +53,13 @@ def finish(child: pexpect.spawn, status: int = 0) -> str:
 
 
 def test_player_imports_no_engine():
-    code = ("import sys, strategy.cli, strategy.play.session, strategy.play.channels, strategy.play.walker, strategy.tree.verify;"
-            "bad = [m for m in ('numpy', 'numba') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    code = (
+        "import sys, strategy.cli, strategy.play.session, strategy.play.channels, strategy.play.walker, strategy.tree.verify;"
+        "bad = [m for m in ('numpy', 'numba') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 

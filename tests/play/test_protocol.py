@@ -1,5 +1,6 @@
 """The machine interface: the JSON-lines protocol of `strategy play`, its Python client, exit statuses, and
 `--json` reports. Every event read here is checked against the shipped JSON Schema."""
+
 from __future__ import annotations
 
 import json
@@ -23,10 +24,14 @@ from ..conftest import ROOT, TREES, run_cli
 SCHEMA = json.loads((Path(strategy.play.__file__).parent / "protocol.schema.json").read_text())
 # Every event type pins "event" to its own name, so the schema's oneOf holds exactly when the object
 # matches the type it names (asserted here); validating against that one type is 14 times cheaper.
-assert all(d["properties"]["event"] == {"const": kind} and "event" in d["required"] for kind, d in SCHEMA["$defs"].items())
+assert all(
+    d["properties"]["event"] == {"const": kind} and "event" in d["required"] for kind, d in SCHEMA["$defs"].items()
+)
 assert SCHEMA["oneOf"] == [{"$ref": f"#/$defs/{kind}"} for kind in SCHEMA["$defs"]]
-VALIDATORS = {kind: jsonschema.Draft202012Validator({**SCHEMA, "oneOf": [{"$ref": f"#/$defs/{kind}"}]})
-              for kind in SCHEMA["$defs"]}
+VALIDATORS = {
+    kind: jsonschema.Draft202012Validator({**SCHEMA, "oneOf": [{"$ref": f"#/$defs/{kind}"}]})
+    for kind in SCHEMA["$defs"]
+}
 SEEN: set[str] = set()
 VALID: set[bytes] = set()
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -201,8 +206,21 @@ def test_every_exit_status_is_reached(tmp_path):
     assert close(p) == 2
 
 
-ANSWERS = ["1,2", "1 2", "12", "1H2B", "1A2B", "1 hits, 2 blows", "Hit = 1, Blow = 2", "1 bull 2 cows", "1B2C",
-           "1 black 2 white", "1B2W", "2 blows 1 hit", "1 eat 2 bite"]
+ANSWERS = [
+    "1,2",
+    "1 2",
+    "12",
+    "1H2B",
+    "1A2B",
+    "1 hits, 2 blows",
+    "Hit = 1, Blow = 2",
+    "1 bull 2 cows",
+    "1B2C",
+    "1 black 2 white",
+    "1B2W",
+    "2 blows 1 hit",
+    "1 eat 2 bite",
+]
 
 
 @pytest.mark.parametrize("text", ANSWERS)
@@ -216,9 +234,17 @@ def test_every_notation_in_both_modes(text):
     p.quit()
 
 
-@pytest.mark.parametrize("text,reason", [("2B", "B alone"), ("1B2B", "B alone"), ("3", "single number"),
-                                         ("1 hit", "gives hits but not blows"), ("2 blows", "gives blows but not hits"),
-                                         ("1 hit 2 hits", "twice")])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("2B", "B alone"),
+        ("1B2B", "B alone"),
+        ("3", "single number"),
+        ("1 hit", "gives hits but not blows"),
+        ("2 blows", "gives blows but not hits"),
+        ("1 hit 2 hits", "twice"),
+    ],
+)
 def test_ambiguous_notations_are_refused_with_the_reason(text, reason):
     r = run_cli("play", TREE4, input=f"{text}\nq\n")
     assert reason in r.stdout and "try again" in r.stdout
@@ -237,10 +263,17 @@ def test_our_defence_output_is_accepted_by_our_offence():
     assert "try again" not in r.stdout and "(remaining 264)" in r.stdout, r.stdout
 
 
-@pytest.mark.parametrize("command", [
-    ["verify", TREE_MM], ["stats", TREE_MM], ["table", TREE_MM], ["compare", TREE_MM, str(TREES / "mastermind-4x6-total-within-5.json")],
-    ["play", TREE_MM, "--all"], ["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test", "--games", "5"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["verify", TREE_MM],
+        ["stats", TREE_MM],
+        ["table", TREE_MM],
+        ["compare", TREE_MM, str(TREES / "mastermind-4x6-total-within-5.json")],
+        ["play", TREE_MM, "--all"],
+        ["play", "--game", "bulls:3x6", "--noise", "0.1", "--self-test", "--games", "5"],
+    ],
+)
 def test_every_report_has_json(command):
     r = run_cli(*command, "--json")
     assert r.returncode == 0, r.stderr
@@ -315,12 +348,16 @@ def test_help_lists_the_commands_in_every_mode():
     assert close(player) == 4
 
 
-@pytest.mark.parametrize("args,says", [
-    ((TREE3, "--secret", "33"), "code '33' must have 3 symbols"),
-    (("no-such-tree.json",), "'no-such-tree.json' is neither a file nor a shipped tree"),
-    ((TREE3, "--seed", "x"), "--seed must be an integer"),
-    (("--game", "bulls:11x10"), "bulls needs n <= k"),
-], ids=["secret", "tree", "option", "game"])
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        ((TREE3, "--secret", "33"), "code '33' must have 3 symbols"),
+        (("no-such-tree.json",), "'no-such-tree.json' is neither a file nor a shipped tree"),
+        ((TREE3, "--seed", "x"), "--seed must be an integer"),
+        (("--game", "bulls:11x10"), "bulls needs n <= k"),
+    ],
+    ids=["secret", "tree", "option", "game"],
+)
 def test_a_player_that_cannot_start_says_why_in_the_protocol_and_the_client_raises_it(args, says):
     r = run_cli("play", *args, "--protocol")
     events = checked([Event.parse(line) for line in r.stdout.splitlines()])

@@ -1,5 +1,6 @@
 """The race: exact outcomes of fixed trees, best responses and "most within k" trees, checked by brute force;
 the adaptive player does not throw away a race it can win."""
+
 from __future__ import annotations
 
 import functools
@@ -62,8 +63,11 @@ def test_race_arithmetic_matches_playing_every_pair(rule):
         counts[play_race(game, asks[0][sb], asks[1][sa], sa, sb, rule)] += 1
     n = len(codes) ** 2
     exact = outcome(measure(game, a)[0].depth_counts, measure(game, b)[0].depth_counts, rule)
-    assert (exact.a_wins, exact.draw, exact.b_wins) == (Fraction(counts["a"], n), Fraction(counts["draw"], n),
-                                                        Fraction(counts["b"], n))
+    assert (exact.a_wins, exact.draw, exact.b_wins) == (
+        Fraction(counts["a"], n),
+        Fraction(counts["draw"], n),
+        Fraction(counts["b"], n),
+    )
 
 
 def brute_force_cost(spec: str, cost: list[int]) -> int:
@@ -162,8 +166,18 @@ def test_the_adaptive_player_takes_a_certain_win_and_gambles_when_behind():
 
 def test_race_command_and_best_response_cli(tmp_path):
     out = tmp_path / "br.json"
-    r = run_cli("solve", "--game", "bulls:3x6", "--objective", "win", "--against", str(TREES / "bulls-3x10-total.json"),
-                "--quiet", "-o", str(out))
+    r = run_cli(
+        "solve",
+        "--game",
+        "bulls:3x6",
+        "--objective",
+        "win",
+        "--against",
+        str(TREES / "bulls-3x10-total.json"),
+        "--quiet",
+        "-o",
+        str(out),
+    )
     assert r.returncode == 2 and "tree is for bulls:3x10, not bulls:3x6" in r.stderr
     tree = tmp_path / "mm.json"
     assert run_cli("build", "--game", "bulls:3x6", "--strategy", "minimax", "--quiet", "-o", str(tree)).returncode == 0

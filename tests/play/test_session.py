@@ -1,5 +1,6 @@
 """The play session in process, through its Channel seam: the game logic of every mode, as a person's channel
 (`TextChannel`, prose) and a program's (`JsonChannel`, the protocol) see it, without a terminal or a process."""
+
 from __future__ import annotations
 
 import io
@@ -48,7 +49,7 @@ def test_a_correction_asks_the_pending_question_again(walker):
     did not say which question it was)."""
     channel, said = scripted(walker.game, ["0,3", "correct 1 0,2", "q"])
     session.offence(walker, channel)
-    after = said[[i for i, line in enumerate(said) if line.startswith("Corrected;")][0]:]
+    after = said[[i for i, line in enumerate(said) if line.startswith("Corrected;")][0] :]
     assert after[1] == "Is your number 1435?"
 
 
@@ -97,8 +98,11 @@ def replies(events: list[dict]) -> list[dict]:
     return [e for e in events if e["event"] != "await"]
 
 
-@pytest.mark.parametrize("data", [b"\xff\xfe\n", b"0,3\xc3\n", b"0,\x003\n", b"\x1b[A\n", b"1" * 70_000 + b"\n"],
-                         ids=["latin-1", "cut-utf8", "nul", "escape", "70000-bytes"])
+@pytest.mark.parametrize(
+    "data",
+    [b"\xff\xfe\n", b"0,3\xc3\n", b"0,\x003\n", b"\x1b[A\n", b"1" * 70_000 + b"\n"],
+    ids=["latin-1", "cut-utf8", "nul", "escape", "70000-bytes"],
+)
 def test_input_that_is_not_text_ends_the_game_with_an_error_event(walker, data):
     status, events = protocol(lambda ch: session.offence(walker, ch), data)
     assert [e["event"] for e in events][-2:] == ["error", "end"], events
@@ -111,8 +115,10 @@ def test_a_person_whose_input_is_not_in_the_terminals_encoding_gets_one_line(wal
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
 
     assert session.offence(walker, TextChannel(walker.game, ask=ask, say=lambda text: None)) == EXIT_BAD_INPUT
-    assert capsys.readouterr().err.strip() == "strategy: error: the input is not a line of UTF-8 text: bytes the " \
-                                              "terminal's encoding cannot read"
+    assert (
+        capsys.readouterr().err.strip() == "strategy: error: the input is not a line of UTF-8 text: bytes the "
+        "terminal's encoding cannot read"
+    )
 
 
 @pytest.mark.parametrize("text", ["-1,2", "1.0", "0,-3", "1H-2B", "0.3"])
@@ -134,10 +140,15 @@ def contradicted(walker) -> list[str]:
     return ["0,0", "0,0"]
 
 
-@pytest.mark.parametrize("number,reply", [("0000010", "there is no answer 10 (answers 1 to 2)"),
-                                          ("1" * 5000, "there is no answer 111111111111... (answers 1 to 2)"),
-                                          ("0", "there is no answer 0 (answers 1 to 2)")],
-                         ids=["0000010", "5000-digits", "0"])
+@pytest.mark.parametrize(
+    "number,reply",
+    [
+        ("0000010", "there is no answer 10 (answers 1 to 2)"),
+        ("1" * 5000, "there is no answer 111111111111... (answers 1 to 2)"),
+        ("0", "there is no answer 0 (answers 1 to 2)"),
+    ],
+    ids=["0000010", "5000-digits", "0"],
+)
 def test_a_repair_number_that_names_no_answer_gets_one_clear_reply(walker, number, reply):
     status, events = protocol(lambda ch: session.offence(walker, ch), contradicted(walker) + [number])
     kinds = [e["event"] for e in replies(events)]
@@ -153,8 +164,11 @@ def test_a_repair_number_with_leading_zeros_names_its_answer(walker):
     assert events[-2]["code"] == [e for e in events if e["event"] == "question"][1]["code"]
 
 
-@pytest.mark.parametrize("command,number", [("correct 0000001 0,2", 1), ("correct " + "0" * 4999 + "1 0,2", 1)],
-                         ids=["0000001", "5000-digits"])
+@pytest.mark.parametrize(
+    "command,number",
+    [("correct 0000001 0,2", 1), ("correct " + "0" * 4999 + "1 0,2", 1)],
+    ids=["0000001", "5000-digits"],
+)
 def test_correct_reads_the_number_typed(walker, command, number):
     status, events = protocol(lambda ch: session.offence(walker, ch), ["0,3", command])
     corrected = [e for e in events if e["event"] in ("corrected", "refused")]
@@ -162,13 +176,20 @@ def test_correct_reads_the_number_typed(walker, command, number):
     assert corrected[0]["hits"] == 0 and corrected[0]["blows"] == 2
 
 
-@pytest.mark.parametrize("command,code", [("correct 0000001", "bad_command"), ("correct 2 0,1", "no_such_answer"),
-                                          ("correct " + "1" * 5000 + " 0,1", "no_such_answer"),
-                                          ("correct x 0,1", "bad_command"), ("correct 1 9,9", "bad_answer")],
-                         ids=["no-answer", "answer-2", "5000-digits", "not-a-number", "impossible"])
+@pytest.mark.parametrize(
+    "command,code",
+    [
+        ("correct 0000001", "bad_command"),
+        ("correct 2 0,1", "no_such_answer"),
+        ("correct " + "1" * 5000 + " 0,1", "no_such_answer"),
+        ("correct x 0,1", "bad_command"),
+        ("correct 1 9,9", "bad_answer"),
+    ],
+    ids=["no-answer", "answer-2", "5000-digits", "not-a-number", "impossible"],
+)
 def test_a_correction_that_cannot_be_made_gets_one_reply_with_its_code(walker, command, code):
     status, events = protocol(lambda ch: session.offence(walker, ch), ["0,3", command])
-    after = replies(events)[replies(events).index(next(e for e in events if e["event"] == "answer")) + 2:]
+    after = replies(events)[replies(events).index(next(e for e in events if e["event"] == "answer")) + 2 :]
     assert [e["event"] for e in after] == ["refused", "end"] and after[0]["code"] == code, events
 
 
@@ -187,6 +208,7 @@ def test_noisy_0_after_a_contradiction_is_refused_and_the_repair_goes_on(walker)
 
 def served(walker, lines: list[str], secret=None) -> tuple[int, list[dict]]:
     """Games served to a program in one process, as `play --protocol` does."""
+
     def run(channel):
         games = session.Games(channel, walker.game)
         return session.serve(games, lambda code: session.offence(walker, games, code), secret)
@@ -203,7 +225,7 @@ def test_new_abandons_the_game_in_progress(walker):
     # each refusal is followed by the same await again, then the next game plays itself for 9876
     waits = [events[i + 1] for i, e in enumerate(events) if e["event"] == "refused"]
     assert all(w["event"] == "await" and w["input"] == "answer" and w["number"] == 2 for w in waits)
-    after = events[events.index(ends[0]) + 1:]
+    after = events[events.index(ends[0]) + 1 :]
     assert after[0]["event"] == "ready" and after[0]["mode"] == "auto"
     assert ends[-1]["reason"] == "solved" and [e for e in after if e["event"] == "solved"][0]["code"] == "9876"
     assert events[-1] == {"event": "await", "input": "new"} and status == EXIT_SOLVED

@@ -1,4 +1,5 @@
 """Exact values of every question at a position (`strategy analyse`), against the solve, a brute force and the tree."""
+
 from __future__ import annotations
 
 import functools
@@ -81,7 +82,9 @@ def test_first_question_table_holds_the_solved_optimum(spec):
     assert worst.best is not None and worst.best.lower == (proven["worst"], proven["total"])
 
 
-@pytest.mark.parametrize("spec,seed", [("bulls:3x5", 1), ("bulls:3x5", 2), ("mastermind:3x3", 3), ("mastermind:2x4", 4)])
+@pytest.mark.parametrize(
+    "spec,seed", [("bulls:3x5", 1), ("bulls:3x5", 2), ("mastermind:3x3", 3), ("mastermind:2x4", 4)]
+)
 def test_every_value_matches_a_brute_force(spec, seed):
     """Every question of a random position, valued with the history's symmetries, against plain recursion over
     every code (no symmetry, no bound): the classes hold equal values, and the idle questions cost one more per
@@ -128,8 +131,17 @@ def test_classes_are_the_engines_canonical_questions(mm46):
     reps = class_representatives(pos)
     game = mm46.game
     answers = mm46.table[pos.probes, pos.S[0]].astype(np.int64)
-    canonical = canonical_probes(mm46.codes, mm46.masks, np.arange(mm46.size, dtype=np.int32), pos.probes, answers,
-                                 position_perms(game.length, False), game.symbols, False, pos.S)
+    canonical = canonical_probes(
+        mm46.codes,
+        mm46.masks,
+        np.arange(mm46.size, dtype=np.int32),
+        pos.probes,
+        answers,
+        position_perms(game.length, False),
+        game.symbols,
+        False,
+        pos.S,
+    )
     assert sorted(set(reps.tolist())) == sorted(canonical.tolist())
     assert all(reps[r] == r for r in canonical)
 
@@ -195,15 +207,18 @@ def test_a_budget_gives_bounds_around_the_values(bulls4):
         assert row.upper is None or exact[row.code][0] <= row.upper[0]
 
 
-@pytest.mark.parametrize("history,message", [
-    ("0123:0,0 0123:1,0", "no secret gives every answer so far (questions 1 to 2 contradict each other)"),
-    ("01234:0,0", "code '01234' must have 4 symbols"),
-    ("0023:0,0", "code '0023' repeats a symbol"),
-    ("0123:3,1", "answer 3,1 is impossible in bulls:4x10"),
-    ("0123:4,0 4567:0,0", "question 1 (0123) was answered all hits: the game ended there"),
-    ("0123:4,0", "the game is over: 0123 was answered all hits"),
-    ("0123", "write CODE:ANSWER"),
-])
+@pytest.mark.parametrize(
+    "history,message",
+    [
+        ("0123:0,0 0123:1,0", "no secret gives every answer so far (questions 1 to 2 contradict each other)"),
+        ("01234:0,0", "code '01234' must have 4 symbols"),
+        ("0023:0,0", "code '0023' repeats a symbol"),
+        ("0123:3,1", "answer 3,1 is impossible in bulls:4x10"),
+        ("0123:4,0 4567:0,0", "question 1 (0123) was answered all hits: the game ended there"),
+        ("0123:4,0", "the game is over: 0123 was answered all hits"),
+        ("0123", "write CODE:ANSWER"),
+    ],
+)
 def test_bad_histories_get_one_line(history, message):
     r = run_cli("analyse", "--game", "bulls:4x10", "--history", history)
     assert r.returncode == 2 and r.stdout == ""
@@ -222,8 +237,11 @@ def test_cli_table_move_and_json(tmp_path):
     r = run_cli("analyse", "--game", "mastermind:4x6", "--move", "1122", "--json")
     doc = json.loads(r.stdout)
     assert doc["question"]["total"] == 5702 and doc["question"]["equivalent_to"] == "0011"
-    assert doc["best"]["code"] == "0012" and doc["cost"] == {"exact": True, "lower": {"total": 77},
-                                                             "upper": {"total": 77}}
+    assert doc["best"]["code"] == "0012" and doc["cost"] == {
+        "exact": True,
+        "lower": {"total": 77},
+        "upper": {"total": 77},
+    }
     secrets = tmp_path / "secrets.txt"
     secrets.write_text("# three secrets\n0123\n\n3210\n0112\n")
     r = run_cli("analyse", "--game", "mastermind:4x6", "--secrets", str(secrets), "--json")

@@ -1,5 +1,6 @@
 """Lower bounds by lookahead (strategy bound): never above the optimum the search proves, never lower with
 more levels, and equal to it once the levels reach the bottom of the small games."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,8 +31,11 @@ def optima(spec: str) -> dict[str, tuple]:
         "total": (objectives.total(), False, solve(gt, "total", progress=False).proven["total"]),
         "within": (objectives.total(worst), False, solve(gt, "total", max_depth=worst, progress=False).proven["total"]),
         "fewest": (objectives.at_last_level(worst), False, fewest["fewest_at_worst"]),
-        "consistent": (objectives.total(), True,
-                       solve(gt, "total", consistent_only=True, progress=False).proven["total"]),
+        "consistent": (
+            objectives.total(),
+            True,
+            solve(gt, "total", consistent_only=True, progress=False).proven["total"],
+        ),
         "too-shallow": (objectives.total(worst - 1), False, None),
     }
 
@@ -116,8 +120,9 @@ def test_what_a_store_has_proven_raises_the_bound_but_never_past_the_optimum(spe
 
 
 @pytest.mark.parametrize("objective", ["total", "within", "consistent"])
-def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve_reads_it(objective, tmp_path,
-                                                                                          monkeypatch):
+def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve_reads_it(
+    objective, tmp_path, monkeypatch
+):
     """The sets a bound searched exactly go to its store, and its bounds of the others (here every one, however
     quick): run again on it, the bound is the same and comes from the store at once; stopped half-way, it resumes
     to the same bound through fewer nodes, searching no set twice; a solve on that store proves the same optimum
@@ -151,13 +156,16 @@ def test_a_bound_keeps_what_it_searched_in_the_store_resumes_from_it_and_a_solve
     assert run(path) == (first, 1)  # the root's own result, final
     searched = []
     real = Lookahead.searched
-    monkeypatch.setattr(Lookahead, "searched",
-                        lambda self, S, *args: searched.append(np.sort(S).tobytes()) or real(self, S, *args))
+    monkeypatch.setattr(
+        Lookahead, "searched", lambda self, S, *args: searched.append(np.sort(S).tobytes()) or real(self, S, *args)
+    )
     with pytest.raises(Stopped):
         run(tmp_path / "stopped.db", stop_after=nodes // 2)
     before = len(searched)
     again, resumed_nodes = run(tmp_path / "stopped.db")
-    assert again == first and resumed_nodes < nodes and before > 0 and not set(searched[:before]) & set(searched[before:])
+    assert (
+        again == first and resumed_nodes < nodes and before > 0 and not set(searched[:before]) & set(searched[before:])
+    )
     # two threads write one store: the same bound, and the same value for every set both runs solved
     with contextlib.closing(Store(tmp_path / "threads.db", gt.game, consistent)) as store:
         assert lookahead_bound(gt, costs, 3, consistent, exact_below=80, store=store, threads=2) == first
@@ -214,13 +222,17 @@ def test_the_cli_prints_the_bound_as_text_or_json():
     assert out["objective"] == "total" and out["levels"] == 3 and not out["consistent_only"]
     r = run_cli("bound", "--game", "bulls:3x6", "--levels", "2", "--quiet")
     assert r.returncode == 0 and r.stdout.startswith(
-        f"bulls:3x6 total: at least 429 questions, average {429 / 120:.4f} (proven by 2 levels of lookahead, ")
+        f"bulls:3x6 total: at least 429 questions, average {429 / 120:.4f} (proven by 2 levels of lookahead, "
+    )
     r = run_cli("bound", "--game", "bulls:3x6", "--levels", "2", "--exact-below", "30", "--json")
     out = orjson.loads(r.stdout)
     assert r.returncode == 0 and out["exact_below"] == 30 and 429 <= out["lower_bound"] <= 436
     r = run_cli("bound", "--game", "bulls:3x6", "--levels", "1", "--exact-below", "120", "--quiet")
-    assert r.returncode == 0 and r.stdout.startswith("bulls:3x6 total: at least 436 questions") and (
-        "(proven by 1 levels of lookahead, sets of at most 120 secrets searched exactly, " in r.stdout)
+    assert (
+        r.returncode == 0
+        and r.stdout.startswith("bulls:3x6 total: at least 436 questions")
+        and ("(proven by 1 levels of lookahead, sets of at most 120 secrets searched exactly, " in r.stdout)
+    )
 
 
 def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tmp_path_factory):
@@ -247,17 +259,27 @@ def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
     assert r.returncode == 1 and "no tree finds every secret within 4 questions" in r.stdout
     r = run_cli("bound", "--game", "mastermind:4x6", "--fewest-at", "4", "--json")
     assert r.returncode == 1 and orjson.loads(r.stdout)["lower_bound"] is None
-    for args in (["--levels", "0"], ["--levels", "13"], ["--max-depth", "5", "--fewest-at", "5"],
-                 ["--exact-below", "2"], ["--exact-below", "x"]):
+    for args in (
+        ["--levels", "0"],
+        ["--levels", "13"],
+        ["--max-depth", "5", "--fewest-at", "5"],
+        ["--exact-below", "2"],
+        ["--exact-below", "x"],
+    ):
         r = run_cli("bound", "--game", "bulls:3x6", *args)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = run_cli("bound", "--game", "bulls:6x10")  # beyond the feedback table's limit
     assert r.returncode == 2 and "feedback table" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("signum,args", [(2, ["--game", "bulls:4x10", "--levels", "5"]),
-                                         (15, ["--game", "bulls:4x10", "--levels", "5"]),
-                                         (2, ["--game", "mastermind:4x9", "--levels", "1", "--exact-below", "6561"])])
+@pytest.mark.parametrize(
+    "signum,args",
+    [
+        (2, ["--game", "bulls:4x10", "--levels", "5"]),
+        (15, ["--game", "bulls:4x10", "--levels", "5"]),
+        (2, ["--game", "mastermind:4x9", "--levels", "1", "--exact-below", "6561"]),
+    ],
+)
 def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum, args):
     """A signal that lands in the middle of a compiled call stops the bound at its next node, or inside the
     exact search of a set (here the whole game), not with numba's SystemError: one line, exit 130 or 143,
@@ -270,15 +292,21 @@ def test_ctrl_c_or_sigterm_stops_a_long_bound_in_one_line(signum, args):
 
     from ..conftest import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "bound", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                            preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "bound", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)),
+    )
     time.sleep(4)  # five levels of bulls 4 of 10, or the exact search of Mastermind 4x9, take far longer
     sent = time.monotonic()
     os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=60)
     assert time.monotonic() - sent < 5
     assert proc.returncode == 128 + signum and out == ""
-    assert err.strip().splitlines()[-1] == ("strategy: interrupted" if signum == 2 else "strategy: terminated by SIGTERM")
+    assert err.strip().splitlines()[-1] == (
+        "strategy: interrupted" if signum == 2 else "strategy: terminated by SIGTERM"
+    )
     assert "internal error" not in err

@@ -1,5 +1,6 @@
 """The moonshots' engine changes: the lookahead's narrow windows and cheap part bounds change its speed, never
 its bound (tools/bench_moonshot.py measures the speed)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,12 @@ from strategy.rules import parse_game
 from strategy.search import lookahead, objectives
 from strategy.search.lookahead import lookahead_bound
 
-OBJECTIVES = {"total": (objectives.total(), False), "within-6": (objectives.total(6), False),
-              "fewest-at-6": (objectives.at_last_level(6), False), "consistent": (objectives.total(), True)}
+OBJECTIVES = {
+    "total": (objectives.total(), False),
+    "within-6": (objectives.total(6), False),
+    "fewest-at-6": (objectives.at_last_level(6), False),
+    "consistent": (objectives.total(), True),
+}
 
 
 @pytest.mark.parametrize("spec", ["bulls:4x6", "mastermind:4x4", "mastermind:3x5"])
@@ -42,8 +47,11 @@ def test_the_prebound_raises_a_probe_to_what_the_engine_proves_cheaply():
     S = np.arange(gt.size, dtype=np.int32)
     probes, _, b = look.probes(S, 0, len(gt.answers) - 1, np.zeros(0, dtype=np.int64))
     members, starts = split(gt.table, S, int(probes[0]), len(gt.answers))
-    parts = [(members[starts[c]:starts[c + 1]], int(exact.level_fill(starts[c + 1] - starts[c], b, 1, look.engine.bounds)))
-             for c in range(len(gt.answers)) if c != gt.win and starts[c + 1] - starts[c] > 2]
+    parts = [
+        (members[starts[c] : starts[c + 1]], int(exact.level_fill(starts[c + 1] - starts[c], b, 1, look.engine.bounds)))
+        for c in range(len(gt.answers))
+        if c != gt.win and starts[c + 1] - starts[c] > 2
+    ]
     fills = sum(fill for _, fill in parts)
     raised, value = look.prebound(parts, 1, b, fills, int(exact.INF))
     assert value > fills
@@ -66,4 +74,6 @@ def test_half_a_level_more_never_lowers_the_bound_nor_passes_the_optimum(spec, o
         plain = lookahead_bound(gt, costs, levels, consistent)
         half = lookahead_bound(gt, costs, levels, consistent, half=True)
         assert plain <= half <= (INF if value is None else value)
-        assert lookahead_bound(gt, costs, levels, consistent, exact_below=12, half=True) <= (INF if value is None else value)
+        assert lookahead_bound(gt, costs, levels, consistent, exact_below=12, half=True) <= (
+            INF if value is None else value
+        )

@@ -1,6 +1,7 @@
 """Exact search at scale: the same search on local processes and on a real Dask cluster (loopback only),
 surviving dead workers, resuming from its store after SIGINT, kill -9 or a lost scheduler with an identical
 tree, and stopping in one line, with its best tree written, when its store or log cannot be written."""
+
 from __future__ import annotations
 
 import contextlib
@@ -43,8 +44,14 @@ def solved(spec: str, **kw):
 def cluster():
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as c:  # not 8787: see tools/benchlib.py
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    ) as c:  # not 8787: see tools/benchlib.py
         yield c
 
 
@@ -60,6 +67,7 @@ def test_dask_cluster_gives_the_same_tree_as_one_process(cluster, spec):
 
 def _kill_a_worker_soon(pids, delay: float, done: threading.Event) -> threading.Thread:
     """Once the workers exist, wait `delay` seconds and kill one of them with SIGKILL."""
+
     def kill() -> None:
         deadline = time.time() + 60
         while not pids() and time.time() < deadline and not done.is_set():
@@ -150,10 +158,13 @@ def test_a_task_that_kills_every_worker_stops_the_solve(monkeypatch):
     assert re.search("lost 3 times.*out of memory", str(info.value.__cause__))
 
 
-@pytest.mark.parametrize("failure, hint", [
-    ((importlib.import_module, "strategy_not_installed"), "No module named .*can every worker import strategy"),
-    ((bytearray, 1 << 62), "MemoryError.*out of memory"),
-])
+@pytest.mark.parametrize(
+    "failure, hint",
+    [
+        ((importlib.import_module, "strategy_not_installed"), "No module named .*can every worker import strategy"),
+        ((bytearray, 1 << 62), "MemoryError.*out of memory"),
+    ],
+)
 def test_a_task_that_fails_on_every_worker_names_the_likely_cause(monkeypatch, failure, hint):
     """A task that raises in its worker is run again like a lost one; the error that ends the solve says
     what the last attempt raised and what usually causes it (a worker without the engine, or short of memory)."""
@@ -179,9 +190,27 @@ RESUMED_TREE = TREES / "bulls-4x10-total.json"
 def _solve_cli(tmp: Path, *extra: str, stderr=subprocess.PIPE) -> subprocess.Popen:
     """bulls 4 of 10 with a store and a log in tmp, on 2 local processes unless `extra` names a scheduler."""
     where = () if "--scheduler" in extra else ("--jobs", "2")
-    return subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", RESUMED, *where,
-                             "--store", str(tmp / "s.db"), "--log", str(tmp / "log.jsonl"), "--quiet", *extra],
-                            stdout=subprocess.PIPE, stderr=stderr, text=True, env=ENV)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "strategy",
+            "solve",
+            "--game",
+            RESUMED,
+            *where,
+            "--store",
+            str(tmp / "s.db"),
+            "--log",
+            str(tmp / "log.jsonl"),
+            "--quiet",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=ENV,
+    )
 
 
 def _wait_for_results(tmp: Path, count: int, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -246,8 +275,15 @@ class DaskProcesses:
 
     def __init__(self, tmp: Path):
         address_file = tmp / "scheduler.json"
-        self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                                     "--scheduler-file", str(address_file))
+        self.scheduler = self._start(
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--scheduler-file",
+            str(address_file),
+        )
         self.workers: list[subprocess.Popen] = []
         deadline = time.time() + 60
         while not address_file.exists() and time.time() < deadline:
@@ -256,11 +292,17 @@ class DaskProcesses:
 
     @staticmethod
     def _start(*args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", *args, "--no-dashboard"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, env=ENV)
+        return subprocess.Popen(
+            [sys.executable, "-m", *args, "--no-dashboard"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=ENV,
+        )
 
     def add_worker(self) -> None:
-        self.workers.append(self._start("distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", "1"))
+        self.workers.append(
+            self._start("distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", "1")
+        )
 
     def close(self) -> None:
         for p in (self.scheduler, *self.workers):
@@ -282,8 +324,10 @@ def test_a_lost_dask_scheduler_ends_the_solve_in_one_line_and_the_store_resumes_
     finally:
         dask.close()
     assert proc.returncode == 2 and "Traceback" not in err, err
-    assert err.strip().splitlines()[-1] == (f"strategy: error: lost the connection to the Dask scheduler at {address}: run "
-                                            "again once it is back (with --store, the search resumes where it stopped)")
+    assert err.strip().splitlines()[-1] == (
+        f"strategy: error: lost the connection to the Dask scheduler at {address}: run "
+        "again once it is back (with --store, the search resumes where it stopped)"
+    )
     assert "proven lower bound" in err and not (tmp_path / "t.json").exists()
     assert tree_io.load(best).generator["lower_bound"] <= tree_io.load(RESUMED_TREE).stats["total"]
     proc = _solve_cli(tmp_path, "-o", str(tmp_path / "t.json"))
@@ -329,7 +373,9 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     from strategy.search.store import Store, compact
 
     store, small = tmp_path / "s.db", tmp_path / "small.db"
-    first = run_cli("solve", "--game", "bulls:4x7", "--jobs", "2", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json"))
+    first = run_cli(
+        "solve", "--game", "bulls:4x7", "--jobs", "2", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json")
+    )
     assert first.returncode == 0, first.stderr
     con = sqlite3.connect(store)
     exact, bounds = (con.execute(f"SELECT count(*) FROM results WHERE exact = {e}").fetchone()[0] for e in (1, 0))
@@ -345,9 +391,14 @@ def test_a_compacted_store_keeps_the_exact_results_and_the_slow_bounds_and_resum
     con.execute("DELETE FROM results WHERE depth = 0")  # as if the run had been interrupted before the root
     con.commit()
     con.close()
-    again = run_cli("solve", "--game", "bulls:4x7", "--jobs", "2", "--store", str(small), "--quiet", "-o", str(tmp_path / "b.json"))
+    again = run_cli(
+        "solve", "--game", "bulls:4x7", "--jobs", "2", "--store", str(small), "--quiet", "-o", str(tmp_path / "b.json")
+    )
     assert again.returncode == 0 and f"{exact - 1} subproblems already solved" in again.stderr, again.stderr
-    assert orjson.loads((tmp_path / "b.json").read_bytes())["tree"] == orjson.loads((tmp_path / "a.json").read_bytes())["tree"]
+    assert (
+        orjson.loads((tmp_path / "b.json").read_bytes())["tree"]
+        == orjson.loads((tmp_path / "a.json").read_bytes())["tree"]
+    )
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
@@ -388,7 +439,8 @@ def test_a_merged_store_keeps_the_best_result_of_each_set_whatever_the_order(tmp
 
 
 def test_an_interrupted_solve_stores_the_bound_it_proved_and_a_resume_from_the_store_alone_starts_there(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """On an interruption each unfinished set the driver split keeps its proven bound in the store (the root's
     too, which even the most compacted store ships): a run resumed from the store alone, with no partial file,
     reports at least that bound at once (bulls 4 of 7, split finely, interrupted mid-search)."""
@@ -435,7 +487,9 @@ def test_a_full_disk_stops_the_solve_like_an_interruption_and_the_store_stays_us
     args = ["solve", "--game", "bulls:4x8", "--store", str(store), "--quiet", "-o", str(out)]
     assert main([*args, "--partial", str(best)]) == 2
     err = capsys.readouterr().err
-    assert err.strip().splitlines()[-1] == (f"strategy: error: store '{store}' cannot be written: database or disk is full")
+    assert err.strip().splitlines()[-1] == (
+        f"strategy: error: store '{store}' cannot be written: database or disk is full"
+    )
     assert "proven lower bound" in err and "Traceback" not in err and not out.exists()
     optimum = solved("bulls:4x8", jobs=1).proven["total"]
     assert tree_io.load(best).generator["lower_bound"] <= optimum
@@ -451,19 +505,53 @@ def test_a_full_disk_stops_the_solve_like_an_interruption_and_the_store_stays_us
 def test_a_log_that_cannot_be_written_stops_the_solve_in_one_line(tmp_path):
     """/dev/full fails every write with ENOSPC: the partial tree is still written, the error is one line."""
     best = tmp_path / "best.json"
-    r = run_cli("solve", "--game", "bulls:4x8", "--store", str(tmp_path / "s.db"), "--log", "/dev/full", "--quiet",
-                "--partial", str(best), "-o", str(tmp_path / "t.json"))
+    r = run_cli(
+        "solve",
+        "--game",
+        "bulls:4x8",
+        "--store",
+        str(tmp_path / "s.db"),
+        "--log",
+        "/dev/full",
+        "--quiet",
+        "--partial",
+        str(best),
+        "-o",
+        str(tmp_path / "t.json"),
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.strip().splitlines()[-1] == "strategy: error: cannot write the log '/dev/full': No space left on device"
+    assert (
+        r.stderr.strip().splitlines()[-1]
+        == "strategy: error: cannot write the log '/dev/full': No space left on device"
+    )
     assert "proven lower bound" in r.stderr and best.exists() and not (tmp_path / "t.json").exists()
 
 
 def test_a_store_for_another_game_or_a_damaged_one_is_refused(tmp_path):
     store = tmp_path / "s.db"
-    assert run_cli("solve", "--game", "bulls:3x6", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json")).returncode == 0
+    assert (
+        run_cli(
+            "solve", "--game", "bulls:3x6", "--store", str(store), "--quiet", "-o", str(tmp_path / "a.json")
+        ).returncode
+        == 0
+    )
     r = run_cli("solve", "--game", "bulls:3x7", "--store", str(store), "--quiet", "-o", str(tmp_path / "b.json"))
-    assert r.returncode == 2 and "is for game 'bulls:3x6', not 'bulls:3x7'" in r.stderr and len(r.stderr.strip().splitlines()) == 2
-    r = run_cli("solve", "--game", "bulls:3x6", "--consistent-only", "--store", str(store), "--quiet", "-o", str(tmp_path / "c.json"))
+    assert (
+        r.returncode == 2
+        and "is for game 'bulls:3x6', not 'bulls:3x7'" in r.stderr
+        and len(r.stderr.strip().splitlines()) == 2
+    )
+    r = run_cli(
+        "solve",
+        "--game",
+        "bulls:3x6",
+        "--consistent-only",
+        "--store",
+        str(store),
+        "--quiet",
+        "-o",
+        str(tmp_path / "c.json"),
+    )
     assert r.returncode == 2 and "probes" in r.stderr
     damaged = tmp_path / "d.db"
     damaged.write_bytes(b"SQLite format 3\x00" + os.urandom(4000))
@@ -482,12 +570,23 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     """After Dask's connect timeout (its own setting, from the environment here) the error is one line."""
     monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "3s")
     start = time.perf_counter()
-    r = run_cli("solve", "--game", "bulls:3x6", "--scheduler", "tcp://127.0.0.1:9", "--quiet", "-o", str(tmp_path / "x.json"),
-                timeout=120)
+    r = run_cli(
+        "solve",
+        "--game",
+        "bulls:3x6",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--quiet",
+        "-o",
+        str(tmp_path / "x.json"),
+        timeout=120,
+    )
     assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr and "Traceback" not in r.stderr
     assert time.perf_counter() - start < 25
     monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "soon")
-    r = run_cli("solve", "--game", "bulls:3x6", "--scheduler", "tcp://127.0.0.1:9", "--quiet", "-o", str(tmp_path / "x.json"))
+    r = run_cli(
+        "solve", "--game", "bulls:3x6", "--scheduler", "tcp://127.0.0.1:9", "--quiet", "-o", str(tmp_path / "x.json")
+    )
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].endswith("is not a duration such as 30s")
 
 
@@ -513,8 +612,20 @@ def test_the_task_log_replays_in_the_simulation(tmp_path):
     log = tmp_path / "log.jsonl"
     gt = game_table(parse_game("mastermind:4x6"))
     solve(gt, "total", progress=False, jobs=2, plan="fine", log=str(log))
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "simulate_scaling.py"), str(log), "--workers", "1,2,64",
-                        "--dispatch", "0"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "simulate_scaling.py"),
+            str(log),
+            "--workers",
+            "1,2,64",
+            "--dispatch",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert "tasks" in lines[0] and lines[-1].split()[0] == "64"
@@ -528,7 +639,9 @@ def test_the_task_log_replays_in_the_simulation(tmp_path):
     work = sum(row["seconds"] for row in replayed)
     one, two = sim.makespan(replayed, 1), sim.makespan(replayed, 2)
     assert one == pytest.approx(work) and two <= one  # a worker idles only while another works
-    assert sim.makespan(replayed, 64, 0.003) >= sim.makespan(replayed, 64)  # the driver's dispatch delays, never hastens
+    assert sim.makespan(replayed, 64, 0.003) >= sim.makespan(
+        replayed, 64
+    )  # the driver's dispatch delays, never hastens
 
 
 def test_the_coarse_plan_tries_refutations_of_large_sets_whole_for_a_while_then_splits_them(tmp_path):
@@ -542,12 +655,16 @@ def test_the_coarse_plan_tries_refutations_of_large_sets_whole_for_a_while_then_
 
     from strategy.search.driver import COARSE, plan_for
 
-    assert plan_for(2) == COARSE and 1440 < COARSE.split_probes < 1920  # bulls 4 of 10's parts stay whole, 5 of 8's split
+    assert (
+        plan_for(2) == COARSE and 1440 < COARSE.split_probes < 1920
+    )  # bulls 4 of 10's parts stay whole, 5 of 8's split
     assert COARSE.whole_seconds > 0 and COARSE.whole_max > 3012  # Mastermind 5x7's parts are tried whole
-    plans = {"whole": dataclasses.replace(COARSE, split_probes=1 << 30),
-             "split at once": dataclasses.replace(COARSE, split_probes=1000, whole_max=0),
-             "whole in time": dataclasses.replace(COARSE, split_probes=1000, whole_seconds=60.0),
-             "out of time": dataclasses.replace(COARSE, split_probes=1000, whole_seconds=1e-4)}
+    plans = {
+        "whole": dataclasses.replace(COARSE, split_probes=1 << 30),
+        "split at once": dataclasses.replace(COARSE, split_probes=1000, whole_max=0),
+        "whole in time": dataclasses.replace(COARSE, split_probes=1000, whole_seconds=60.0),
+        "out of time": dataclasses.replace(COARSE, split_probes=1000, whole_seconds=1e-4),
+    }
     trees, root_tasks, split_questions = {}, {}, {}
     for name, plan in plans.items():
         log = tmp_path / f"{len(trees)}.jsonl"
@@ -601,7 +718,7 @@ def test_a_batch_of_probes_gives_each_probe_the_result_it_would_get_alone():
     history = np.zeros(0, dtype=np.int64)
     b = Engine(gt, spec).branching(S)
     probes = tuple(range(0, gt.size, 5))
-    for beta in (10 ** 9, 200, 190):
+    for beta in (10**9, 200, 190):
         batch = run_batch(Engine(gt, spec), Task("k", S, 0, history, b, beta, probes=probes))
         assert [r.key for r in batch.batch] == [f"k/{p}" for p in probes]
         cut, exact_seen = beta, 0
@@ -611,7 +728,7 @@ def test_a_batch_of_probes_gives_each_probe_the_result_it_would_get_alone():
             assert got.exact == (got.value < cut) and (got.exact or got.value >= cut)
             if got.exact:
                 cut, exact_seen = got.value, exact_seen + 1
-        assert exact_seen >= (1 if beta > 10 ** 8 else 0)
+        assert exact_seen >= (1 if beta > 10**8 else 0)
 
 
 @pytest.mark.parametrize("spec,smallest_first", [("bulls:4x7", True), ("mastermind:4x5", False)])
@@ -675,8 +792,13 @@ def test_a_stores_probe_values_of_a_set_are_read_in_one_scan_committed_or_pendin
     game = parse_game("bulls:3x6")
     key = set_key("total", 1, np.arange(5, dtype=np.int32))
     with contextlib.closing(Store(tmp_path / "s.db", game, False)) as store:
-        for name, value, exact in ((f"{key}/3", 10, False), (f"{key}/12", 7, True), (f"{key}x/4", 99, False),
-                                   (key, 50, False), (f"{key}/3/5", 98, False)):
+        for name, value, exact in (
+            (f"{key}/3", 10, False),
+            (f"{key}/12", 7, True),
+            (f"{key}x/4", 99, False),
+            (key, 50, False),
+            (f"{key}/3/5", 98, False),
+        ):
             store.put(name, 5, 1, value, exact, {"guess": "012"} if exact else None, 0.1)
         store.commit()
         store.put(f"{key}/3", 5, 1, 11, False, None, 0.1)  # pending: not committed yet

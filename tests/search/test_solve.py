@@ -1,4 +1,5 @@
 """The exact engine reproduces published optima (../shared/reference/published-results.md)."""
+
 from __future__ import annotations
 
 import functools
@@ -115,8 +116,12 @@ def test_ctrl_c_stops_a_long_solve_cleanly(tmp_path):
 
     out = tmp_path / "t.json"
     # Mastermind 4x9 takes minutes (bulls 4 of 10 became a 4-s solve, which a Ctrl-C at 4 s could miss)
-    proc = subprocess.Popen([sys.executable, "-m", "strategy", "solve", "--game", "mastermind:4x9", "--quiet", "-o", str(out)],
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "solve", "--game", "mastermind:4x9", "--quiet", "-o", str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     time.sleep(4)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -184,7 +189,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 from strategy.engine import exact  # noqa: E402
 
-KERNEL_GAMES = {spec: game_table(parse_game(spec)) for spec in ("bulls:4x9", "mastermind:4x5", "mastermind:5x4", "mastermind:7x2")}
+KERNEL_GAMES = {
+    spec: game_table(parse_game(spec)) for spec in ("bulls:4x9", "mastermind:4x5", "mastermind:5x4", "mastermind:7x2")
+}
 INF = int(exact.INF)
 
 
@@ -198,10 +205,16 @@ def _costs(kind: str, depth: int) -> np.ndarray:
 
 
 @settings(max_examples=200, deadline=None)
-@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 15) | st.integers(16, 255),
-       b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3),
-       kind=st.sampled_from(["total", "within", "fewest"]), depth=st.integers(3, 9), every=st.booleans(),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    spec=st.sampled_from(sorted(KERNEL_GAMES)),
+    n=st.integers(3, 15) | st.integers(16, 255),
+    b=st.integers(1, 6) | st.integers(7, 40),
+    d=st.integers(0, 3),
+    kind=st.sampled_from(["total", "within", "fewest"]),
+    depth=st.integers(3, 9),
+    every=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, every, seed):
     """The packed, byte-lane and byte-counter kernels (with their closed forms for parts within three
     levels) give every code, or a list of probes, the bound, exact flag and branching that counting each
@@ -213,7 +226,9 @@ def test_fast_bounds_equal_the_plain_scan(spec, n, b, d, kind, depth, every, see
     S = np.sort(rng.choice(N, n, replace=False)).astype(np.int32)
     bounds = exact.make_bounds(_costs(kind, depth), n_classes, exact.TABLE_DEPTHS, 300)
     scratch = exact.make_scratch(N, n_classes)
-    probes = np.arange(N, dtype=np.int32) if every else np.sort(rng.choice(N, min(N, 50), replace=False)).astype(np.int32)
+    probes = (
+        np.arange(N, dtype=np.int32) if every else np.sort(rng.choice(N, min(N, 50), replace=False)).astype(np.int32)
+    )
     P = len(probes)
     b_fast = exact.fast_bounds(gt.table, S, probes, every, d, b, bounds, n_classes, gt.win, scratch)
     lb, sq, ex = np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64), np.empty(P, dtype=np.bool_)
@@ -226,10 +241,17 @@ _KERNEL_ENGINES: dict = {}
 
 
 @settings(max_examples=150, deadline=None)
-@given(spec=st.sampled_from([s for s in sorted(KERNEL_GAMES) if len(KERNEL_GAMES[s].answers) > 16]),
-       asked=st.integers(0, 2), n=st.integers(16, 255),
-       b=st.integers(3, 40), kind=st.sampled_from(["total", "within", "fewest"]), depth=st.integers(3, 9),
-       above=st.integers(0, 12) | st.integers(13, 400), stop=st.integers(-1, 3), seed=st.integers(0, 2**32 - 1))
+@given(
+    spec=st.sampled_from([s for s in sorted(KERNEL_GAMES) if len(KERNEL_GAMES[s].answers) > 16]),
+    asked=st.integers(0, 2),
+    n=st.integers(16, 255),
+    b=st.integers(3, 40),
+    kind=st.sampled_from(["total", "within", "fewest"]),
+    depth=st.integers(3, 9),
+    above=st.integers(0, 12) | st.integers(13, 400),
+    stop=st.integers(-1, 3),
+    seed=st.integers(0, 2**32 - 1),
+)
 @example(spec="mastermind:5x4", asked=0, n=16, b=3, kind="total", depth=5, above=0, stop=0, seed=1)  # a stop at beta
 def test_sifted_probe_bounds_are_the_scan_of_every_code(spec, asked, n, b, kind, depth, above, stop, seed):
     """probe_bounds counts only the codes `sift` cannot bound away by their answers alone (games of more than
@@ -249,8 +271,22 @@ def test_sifted_probe_bounds_are_the_scan_of_every_code(spec, asked, n, b, kind,
     S = np.sort(rng.choice(S, min(n, len(S)), replace=False)).astype(np.int32)
     d, b = np.int64(asked + 1), np.int64(min(b, len(gt.answers) - 1))
     bounds = exact.make_bounds(_costs(kind, depth), len(gt.answers), exact.TABLE_DEPTHS, 300)
-    common = (gt.table, gt.codes, gt.masks, e.perms, e.all_probes, e.params, e.counters, S, e.all_probes, True,
-              d, b, bounds, history)
+    common = (
+        gt.table,
+        gt.codes,
+        gt.masks,
+        e.perms,
+        e.all_probes,
+        e.params,
+        e.counters,
+        S,
+        e.all_probes,
+        True,
+        d,
+        b,
+        bounds,
+        history,
+    )
     alive = exact.bounded_then_reduced(*common, exact.INF, np.int64(-1), e.scratch, 0, exact.INF, False)[1]
     if len(alive) == 0:
         return
@@ -258,8 +294,25 @@ def test_sifted_probe_bounds_are_the_scan_of_every_code(spec, asked, n, b, kind,
     beta = np.int64(least + above)
     stop_at = np.int64(-1 if stop < 0 else max(0, least - stop))
     every = [np.copy(x) for x in exact.bounded_then_reduced(*common, beta, stop_at, e.scratch, 0, exact.INF, False)]
-    sifted = exact.probe_bounds(gt.table, gt.codes, gt.masks, e.perms, e.all_probes, e.params, e.zs, e.classes,
-                                e.counters, S, d, b, bounds, history, beta, stop_at, e.scratch)
+    sifted = exact.probe_bounds(
+        gt.table,
+        gt.codes,
+        gt.masks,
+        e.perms,
+        e.all_probes,
+        e.params,
+        e.zs,
+        e.classes,
+        e.counters,
+        S,
+        d,
+        b,
+        bounds,
+        history,
+        beta,
+        stop_at,
+        e.scratch,
+    )
     for a, c in zip(every, sifted):
         assert np.array_equal(a, c)
 
@@ -274,7 +327,11 @@ def test_fast_bounds_count_parts_of_128_secrets_or_more(spec):
     row = gt.table[0]
     big = np.flatnonzero(row == np.bincount(row).argmax())  # the largest part of the first code
     assert len(big) >= 200
-    S = np.sort(np.concatenate([rng.choice(big, 170, replace=False), rng.choice(np.flatnonzero(row != row[big[0]]), 60, replace=False)])).astype(np.int32)
+    S = np.sort(
+        np.concatenate(
+            [rng.choice(big, 170, replace=False), rng.choice(np.flatnonzero(row != row[big[0]]), 60, replace=False)]
+        )
+    ).astype(np.int32)
     probes = np.arange(N, dtype=np.int32)
     for d, b in ((3, 13), (1, 6), (2, 40)):
         bounds = exact.make_bounds(_costs("total", 9), n_classes, exact.TABLE_DEPTHS, 300)
@@ -286,7 +343,12 @@ def test_fast_bounds_count_parts_of_128_secrets_or_more(spec):
 
 
 @settings(max_examples=100, deadline=None)
-@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(1, 60), every=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(
+    spec=st.sampled_from(sorted(KERNEL_GAMES)),
+    n=st.integers(1, 60),
+    every=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_the_measured_branching_is_the_scans(spec, n, every, seed):
     """max_parts (one bit per answer, ORed) gives the largest number of non-winning parts that the plain
     scan counts, over every code or over a list of probes, in 32-bit words (at most 32 answers) or 64-bit."""
@@ -294,7 +356,9 @@ def test_the_measured_branching_is_the_scans(spec, n, every, seed):
     N, n_classes = gt.size, len(gt.answers)
     rng = np.random.default_rng(seed)
     S = np.sort(rng.choice(N, min(n, N), replace=False)).astype(np.int32)
-    probes = np.arange(N, dtype=np.int32) if every else np.sort(rng.choice(N, min(N, 50), replace=False)).astype(np.int32)
+    probes = (
+        np.arange(N, dtype=np.int32) if every else np.sort(rng.choice(N, min(N, 50), replace=False)).astype(np.int32)
+    )
     bounds = exact.make_bounds(_costs("total", 9), n_classes, exact.TABLE_DEPTHS, 300)
     lb, sq, ex = (np.empty(len(probes), dtype=t) for t in (np.int64, np.int64, np.bool_))
     b_scan = exact.scan(gt.table, S, probes, 2, n_classes - 1, bounds, n_classes, gt.win, lb, sq, ex)
@@ -307,8 +371,11 @@ CONTENT_GAMES = {**KERNEL_GAMES, "bulls:3x7:nz": game_table(parse_game("bulls:3x
 
 
 @settings(max_examples=150, deadline=None)
-@given(spec=st.sampled_from(sorted(CONTENT_GAMES)), n=st.integers(1, 40) | st.integers(41, 255),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    spec=st.sampled_from(sorted(CONTENT_GAMES)),
+    n=st.integers(1, 40) | st.integers(41, 255),
+    seed=st.integers(0, 2**32 - 1),
+)
 @example(spec="mastermind:7x2", n=255, seed=0)
 def test_content_classes_measure_the_branching_of_every_code(spec, n, seed):
     """parts_by_content (the codes grouped by their symbols, a group skipped when the common-symbol counts
@@ -359,8 +426,11 @@ def test_parts_are_searched_largest_first(sizes):
     assert list(order[:k]) == sorted((c for c, m in enumerate(sizes) if m > 2), key=lambda c: (-sizes[c], c))
 
 
-@given(sizes=st.lists(st.integers(0, 40), min_size=1, max_size=32), data=st.data(),
-       gap=st.integers(0, 100) | st.integers(0, 2**41))
+@given(
+    sizes=st.lists(st.integers(0, 40), min_size=1, max_size=32),
+    data=st.data(),
+    gap=st.integers(0, 100) | st.integers(0, 2**41),
+)
 def test_a_pass_shares_what_a_probe_lacks_among_its_large_inexact_parts(sizes, data, gap):
     """Each tested part's cut-off rises by the even share of the missing cost over the large parts still
     inexact, never by less than 1 (a cut-off at the part's bound would prove nothing)."""
@@ -429,15 +499,24 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     assert info.value.partial.lower_bound < stats.total
     source = Trusted(stats.total, "earlier.json", "ab" * 32)
     with pytest.raises(Interrupted) as info:
-        solve(gt, "total", progress=False, known_bounds={"total": source, "total-within-9": Trusted(
-            stats.total + 1, "other.json", "cd" * 32)})
+        solve(
+            gt,
+            "total",
+            progress=False,
+            known_bounds={"total": source, "total-within-9": Trusted(stats.total + 1, "other.json", "cd" * 32)},
+        )
     assert info.value.partial.lower_bound == stats.total
     assert info.value.partial.relies_on == [{"file": "earlier.json", "sha256": "ab" * 32}]
     # the command line: the tree of an earlier partial file is kept (here the entropy tree, as a partial tree
     # with the true bound), its bound only when trusted; an incumbent given by path is used
     best, out = tmp_path / "best.json", tmp_path / "out.json"
-    earlier = {"tool": "test", "lower_bound": stats.total, "objective_of_the_search": "total", "bound_of": "total",
-               "consistent_only": False}
+    earlier = {
+        "tool": "test",
+        "lower_bound": stats.total,
+        "objective_of_the_search": "total",
+        "bound_of": "total",
+        "consistent_only": False,
+    }
     entropy = build(gt, "entropy", False, progress=False)
     tree_io.save(tree_io.TreeDoc(gt.game, entropy, "partial", earlier, measure(gt.game, entropy)[0].to_json()), best)
     saved = best.read_bytes()
@@ -463,12 +542,16 @@ def test_an_interrupted_solve_keeps_a_better_tree_and_bound_it_was_given(monkeyp
     assert doc["objective"] == "partial" and doc["stats"]["total"] == stats.total
     assert doc["generator"]["lower_bound"] < stats.total
     again.unlink()
-    assert main([*args, "--max-depth", "9", "--partial", str(again), "--incumbent", str(best), "--trust", str(best)]) == 130
+    assert (
+        main([*args, "--max-depth", "9", "--partial", str(again), "--incumbent", str(best), "--trust", str(best)])
+        == 130
+    )
     doc = orjson.loads(again.read_bytes())
     assert doc["generator"]["bound_of"] == "total-within-9" and doc["generator"]["lower_bound"] == stats.total
     # a bound proven with consistent probes only does not bound a search that may ask any code
-    tree_io.save(tree_io.TreeDoc(gt.game, optimal.tree, "partial", dict(earlier, consistent_only=True),
-                                 stats.to_json()), best)
+    tree_io.save(
+        tree_io.TreeDoc(gt.game, optimal.tree, "partial", dict(earlier, consistent_only=True), stats.to_json()), best
+    )
     again.unlink()
     assert main([*args, "--partial", str(again), "--incumbent", str(best), "--trust", str(best)]) == 130
     assert orjson.loads(again.read_bytes())["generator"]["lower_bound"] < stats.total
@@ -489,9 +572,13 @@ def test_an_interrupted_solve_takes_the_cheaper_subtree_of_its_known_trees_at_ev
     greedy = build(gt, "minimax", False, progress=False)
     assert greedy["guess"] == optimal.tree["guess"]
     answers = sorted(optimal.tree["next"])
-    halves = [{"guess": greedy["guess"],
-               "next": {a: (optimal.tree if i % 2 == half else greedy)["next"][a] for i, a in enumerate(answers)}}
-              for half in (0, 1)]
+    halves = [
+        {
+            "guess": greedy["guess"],
+            "next": {a: (optimal.tree if i % 2 == half else greedy)["next"][a] for i, a in enumerate(answers)},
+        }
+        for half in (0, 1)
+    ]
     costs = [measure(gt.game, t)[0].total for t in halves]
     assert min(costs) > stats.total
     interrupt_after(monkeypatch, pushes)
@@ -547,6 +634,7 @@ def test_a_known_tree_is_searched_first_and_caps_each_set_yet_the_tree_stays_the
             count += sum(1 for pos in node.launched if pos not in node.proven or pos == node.incumbent_pos)
             stack.extend(part for probe in node.launched.values() for part in probe.parts)
         return count
+
     assert exact_probes(best) < exact_probes(alone)
 
 
@@ -561,8 +649,11 @@ def test_guides_of_any_quality_leave_every_staged_proof_and_tree_as_they_were(sp
 
     gt = game_table(parse_game(spec))
     plain = solve(gt, objective, progress=False, plan=Plan(min_size=10))
-    for guides in ([build(gt, "minimax", False, progress=False)], [build(gt, "entropy", False, progress=False)],
-                   [plain.tree]):
+    for guides in (
+        [build(gt, "minimax", False, progress=False)],
+        [build(gt, "entropy", False, progress=False)],
+        [plain.tree],
+    ):
         guided_run = solve(gt, objective, progress=False, incumbents=guides, plan=Plan(min_size=10))
         assert (guided_run.proven, guided_run.tree) == (plain.proven, plain.tree)
 
@@ -633,17 +724,27 @@ def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes
     from strategy.tree import format as tree_io
     from strategy.tree.verify import impossible_question
 
-
     unrestricted = TREES / "bulls-4x10-nz-total.json"
     consistent = TREES / "bulls-4x10-nz-consistent-total.json"
     game = parse_game("bulls:4x10:nz")
     assert impossible_question(game, tree_io.load(consistent).root) is None
     assert "cannot be the secret there" in impossible_question(game, tree_io.load(unrestricted).root)
-    r = run_cli("solve", "--game", "bulls:4x10:nz", "--consistent-only", "--incumbent", str(unrestricted),
-                "--quiet", "-o", str(tmp_path / "t.json"))
+    r = run_cli(
+        "solve",
+        "--game",
+        "bulls:4x10:nz",
+        "--consistent-only",
+        "--incumbent",
+        str(unrestricted),
+        "--quiet",
+        "-o",
+        str(tmp_path / "t.json"),
+    )
     assert r.returncode == 2 and "cannot be the secret there" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 2 and "Traceback" not in r.stderr
-    r = run_cli("solve", "--game", "bulls:3x10", "--incumbent", str(unrestricted), "--quiet", "-o", str(tmp_path / "t.json"))
+    r = run_cli(
+        "solve", "--game", "bulls:3x10", "--incumbent", str(unrestricted), "--quiet", "-o", str(tmp_path / "t.json")
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr and not (tmp_path / "t.json").exists()
 
 
@@ -657,8 +758,18 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
     for bound in ("x", -1, None):
         doc["generator"]["lower_bound"] = bound
         tree.write_bytes(orjson.dumps(doc))
-        r = run_cli("solve", "--game", "bulls:3x6", "--incumbent", str(tree), "--trust", str(tree), "--quiet",
-                    "-o", str(tmp_path / "o.json"))
+        r = run_cli(
+            "solve",
+            "--game",
+            "bulls:3x6",
+            "--incumbent",
+            str(tree),
+            "--trust",
+            str(tree),
+            "--quiet",
+            "-o",
+            str(tmp_path / "o.json"),
+        )
         # the strict loader refuses a bound of the wrong type; the solve refuses a tree with no bound at all
         line = r.stderr.strip().splitlines()[-1]
         assert r.returncode == 2 and ("without a valid bound" in line or "'generator.lower_bound'" in line), r.stderr
@@ -666,10 +777,17 @@ def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(spec=st.sampled_from(sorted(KERNEL_GAMES)), n=st.integers(3, 64) | st.integers(65, exact.BITS_MAX),
-       k=st.integers(3, 64) | st.integers(65, 200),
-       b=st.integers(1, 6) | st.integers(7, 40), d=st.integers(0, 3), kind=st.sampled_from(["total", "within", "fewest"]),
-       depth=st.integers(3, 9), consistent=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(
+    spec=st.sampled_from(sorted(KERNEL_GAMES)),
+    n=st.integers(3, 64) | st.integers(65, exact.BITS_MAX),
+    k=st.integers(3, 64) | st.integers(65, 200),
+    b=st.integers(1, 6) | st.integers(7, 40),
+    d=st.integers(0, 3),
+    kind=st.sampled_from(["total", "within", "fewest"]),
+    depth=st.integers(3, 9),
+    consistent=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 @example(spec="bulls:4x9", n=5, k=5, b=7, d=1, kind="within", depth=3, consistent=True, seed=1)  # infeasible: INF exact
 @example(spec="bulls:4x9", n=256, k=150, b=9, d=1, kind="total", depth=3, consistent=False, seed=2)  # four words
 def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, consistent, seed):
@@ -688,12 +806,15 @@ def test_bit_set_part_bounds_equal_bound_set(spec, n, k, b, d, kind, depth, cons
     b = min(b, n_classes - 1)
     tt_set, tt_part = (np.zeros((1 << 10, 4), dtype=np.int64) for _ in range(2))
     counters = np.zeros(exact.N_COUNTERS, dtype=np.int64)
-    expected = exact.bound_set(gt.table, params, bounds, zs, tt_set, counters, exact.make_scratch(N, n_classes),
-                               S[bits], d, b)
+    expected = exact.bound_set(
+        gt.table, params, bounds, zs, tt_set, counters, exact.make_scratch(N, n_classes), S[bits], d, b
+    )
     mask = np.zeros(exact.words_for(n), dtype=np.uint64)
     for i in bits:
         mask[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-    got = exact.bound_part(params, bounds, zs, tt_part, counters, S, exact.answer_masks(gt.table, S, n_classes), mask, d, b)
+    got = exact.bound_part(
+        params, bounds, zs, tt_part, counters, S, exact.answer_masks(gt.table, S, n_classes), mask, d, b
+    )
     assert got == expected and np.array_equal(tt_part, tt_set)
     assert np.array_equal(exact.members(S, mask), S[bits])
 
@@ -726,8 +847,12 @@ _SEARCH_ENGINES: dict = {}
 
 
 @settings(max_examples=80, deadline=None)
-@given(spec=st.sampled_from(sorted(SEARCH_GAMES)), questions=st.lists(st.integers(0, 10**6), max_size=2),
-       secret=st.integers(0, 10**6), offset=st.integers(-4, 3))
+@given(
+    spec=st.sampled_from(sorted(SEARCH_GAMES)),
+    questions=st.lists(st.integers(0, 10**6), max_size=2),
+    secret=st.integers(0, 10**6),
+    offset=st.integers(-4, 3),
+)
 def test_a_search_below_a_cut_off_is_exact_or_a_bound_at_or_above_it(spec, questions, secret, offset):
     """The contract every cut-off relies on (the parts' null-window tests, the deep searches, the driver's
     tasks): below the cut-off, the exact value and a probe; at or above it, that or a lower bound no smaller
@@ -762,10 +887,21 @@ def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search
     search that may ask any code (its tree, worse, is only the first cut-off), and the tree is the same."""
     import orjson
 
-
     shipped = TREES / "mastermind-4x6-total-within-5.json"
-    r = run_cli("solve", "--game", "mastermind:4x6", "--objective", "worst", "--incumbent", str(shipped), "--quiet",
-                "--trust", str(shipped), "-o", str(tmp_path / "w.json"))
+    r = run_cli(
+        "solve",
+        "--game",
+        "mastermind:4x6",
+        "--objective",
+        "worst",
+        "--incumbent",
+        str(shipped),
+        "--quiet",
+        "--trust",
+        str(shipped),
+        "-o",
+        str(tmp_path / "w.json"),
+    )
     assert r.returncode == 0, r.stderr
     assert "proved: minimum worst case 5" in r.stderr and "within 5 questions 5626" in r.stderr
     assert "settled with no search: feasible-5, total-within-5" in r.stderr
@@ -777,13 +913,26 @@ def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search
     assert doc["stats"]["total"] == 5626 and doc["stats"]["worst"] == 5
     # untrusted, the tree settles only what the game proves of it (a tree within 5 exists); the total within 5
     # is searched, and proven the same
-    r = run_cli("solve", "--game", "mastermind:4x6", "--objective", "worst", "--incumbent", str(shipped), "--quiet",
-                "-o", str(tmp_path / "u.json"))
+    r = run_cli(
+        "solve",
+        "--game",
+        "mastermind:4x6",
+        "--objective",
+        "worst",
+        "--incumbent",
+        str(shipped),
+        "--quiet",
+        "-o",
+        str(tmp_path / "u.json"),
+    )
     assert r.returncode == 0 and "settled with no search: feasible-5 (" in r.stderr, r.stderr
     doc = orjson.loads((tmp_path / "u.json").read_bytes())
     assert doc["generator"]["proven"] == {"worst": 5, "total": 5626} and doc["stats"]["total"] == 5626
     consistent = tmp_path / "c.json"
-    assert run_cli("solve", "--game", "mastermind:4x6", "--consistent-only", "--quiet", "-o", str(consistent)).returncode == 0
+    assert (
+        run_cli("solve", "--game", "mastermind:4x6", "--consistent-only", "--quiet", "-o", str(consistent)).returncode
+        == 0
+    )
     alone, given = tmp_path / "alone.json", tmp_path / "given.json"
     assert run_cli("solve", "--game", "mastermind:4x6", "--quiet", "-o", str(alone)).returncode == 0
     r = run_cli("solve", "--game", "mastermind:4x6", "--incumbent", str(consistent), "--quiet", "-o", str(given))
@@ -798,11 +947,14 @@ def test_a_solved_tree_brings_the_bounds_its_proof_holds_for():
     from strategy.search.known import claimed_bounds as _proven_bound
     from strategy.tree import format as tree_io
 
-
     def doc(name):
         return tree_io.load(TREES / f"{name}.json")
 
-    total, worst, fewest = doc("mastermind-5x5-total"), doc("mastermind-5x5-worst"), doc("mastermind-5x5-worst-then-fewest")
+    total, worst, fewest = (
+        doc("mastermind-5x5-total"),
+        doc("mastermind-5x5-worst"),
+        doc("mastermind-5x5-worst-then-fewest"),
+    )
     consistent = doc("mastermind-5x5-consistent-total")
     assert _proven_bound(total, False) == {"total": total.generator["proven"]["total"]}
     w = worst.generator["proven"]

@@ -1,6 +1,7 @@
 """A store is a file from anywhere: it runs no SQL of its own, and Ctrl-C or SIGTERM stops even a statement
 inside SQLite (issue 55). A store whose `results` was an endless recursive view, or that had an insert trigger,
 hung a solve until kill -9."""
+
 from __future__ import annotations
 
 import os
@@ -27,18 +28,18 @@ COLUMNS = "key, size, depth, value, exact, tree, seconds, saved"
 # each is run on a fresh store: what it adds would run as the store is read or written
 HOSTILE = {
     "results an endless view": f"DROP TABLE results; CREATE VIEW results({COLUMNS}) AS {ENDLESS} "
-                               "SELECT 'k', 1, 1, 1, 1, NULL, 0.0, 0.0 FROM r",
+    "SELECT 'k', 1, 1, 1, 1, NULL, 0.0, 0.0 FROM r",
     "an endless insert trigger": f"CREATE TRIGGER spin AFTER INSERT ON results BEGIN {ENDLESS} "
-                                 "SELECT count(*) FROM r; END",
+    "SELECT count(*) FROM r; END",
     "a trigger on meta": "CREATE TRIGGER note AFTER UPDATE ON meta BEGIN SELECT 1; END",
     "meta a view": "ALTER TABLE meta RENAME TO m; CREATE VIEW meta AS SELECT * FROM m",
     "an expression index": "CREATE INDEX costly ON results (length(printf('%.*c', 100000000, 'x')))",
     "a check on results": "DROP TABLE results; CREATE TABLE results (key TEXT PRIMARY KEY, size INTEGER NOT NULL, "
-                          "depth INTEGER NOT NULL, value INTEGER NOT NULL CHECK (length(zeroblob(500000000)) > 0), "
-                          "exact INTEGER NOT NULL, tree BLOB, seconds REAL NOT NULL, saved REAL NOT NULL) WITHOUT ROWID",
+    "depth INTEGER NOT NULL, value INTEGER NOT NULL CHECK (length(zeroblob(500000000)) > 0), "
+    "exact INTEGER NOT NULL, tree BLOB, seconds REAL NOT NULL, saved REAL NOT NULL) WITHOUT ROWID",
     "a generated column": "DROP TABLE results; CREATE TABLE results (key TEXT PRIMARY KEY, size INTEGER NOT NULL, "
-                          "depth INTEGER NOT NULL, value INTEGER NOT NULL, exact INTEGER NOT NULL, tree BLOB, "
-                          "seconds REAL NOT NULL, saved REAL NOT NULL, big AS (zeroblob(500000000))) WITHOUT ROWID",
+    "depth INTEGER NOT NULL, value INTEGER NOT NULL, exact INTEGER NOT NULL, tree BLOB, "
+    "seconds REAL NOT NULL, saved REAL NOT NULL, big AS (zeroblob(500000000))) WITHOUT ROWID",
     "a view elsewhere": f"CREATE VIEW other AS {ENDLESS} SELECT x FROM r",
 }
 
@@ -95,9 +96,13 @@ def test_a_hostile_store_ends_a_command_in_one_line_not_a_hang(tmp_path, case, c
     path = store_file(tmp_path, HOSTILE[case])
     out = tmp_path / "t.json"
     args = ["-o", str(out)] if command == "solve" else ["--levels", "2"]
-    r = subprocess.run([sys.executable, "-m", "strategy", command, "--game", "bulls:3x6", "--quiet", "--store",
-                        str(path), *args], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    r = subprocess.run(
+        [sys.executable, "-m", "strategy", command, "--game", "bulls:3x6", "--quiet", "--store", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith(f"strategy: error: store {str(path)!r} holds a ")
     assert not out.exists()
@@ -135,10 +140,12 @@ def test_a_store_a_solve_wrote_passes_the_schema_check(tmp_path):
     con.close()
     old = tmp_path / "old.db"
     con = sqlite3.connect(old)
-    con.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                      "CREATE TABLE results (\n key TEXT PRIMARY KEY, -- a hash\n size INTEGER NOT NULL,\n"
-                      " depth INTEGER NOT NULL,\n value INTEGER NOT NULL,\n exact INTEGER NOT NULL, -- 1 exact\n"
-                      " tree BLOB,\n seconds REAL NOT NULL,\n saved REAL NOT NULL\n) WITHOUT ROWID;")
+    con.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE results (\n key TEXT PRIMARY KEY, -- a hash\n size INTEGER NOT NULL,\n"
+        " depth INTEGER NOT NULL,\n value INTEGER NOT NULL,\n exact INTEGER NOT NULL, -- 1 exact\n"
+        " tree BLOB,\n seconds REAL NOT NULL,\n saved REAL NOT NULL\n) WITHOUT ROWID;"
+    )
     check_schema(con, old)
     con.close()
 

@@ -4,6 +4,7 @@ Mastermind 4x6 has the published least total 5625 (Koyama and Lai); the entropy 
 forgery here claims 5722 (or more) in some field of a file: a solve proves 5625 again, or the file is refused
 in one line. Only `--trust FILE` takes a file's claim, and then the proof says so, with the file's SHA-256.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,10 @@ def forged(tmp_path: Path, doc: dict, name: str, objective: str, generator: dict
 FORGERIES = {
     "a proof record": ("total", {"proven": {"total": ENTROPY}}),
     "a lower bound": ("partial", {"lower_bound": ENTROPY, "bound_of": "total", "objective_of_the_search": "total"}),
-    "a bound above its own total": ("partial", {"lower_bound": 6000, "bound_of": "total",
-                                                "objective_of_the_search": "total"}),
+    "a bound above its own total": (
+        "partial",
+        {"lower_bound": 6000, "bound_of": "total", "objective_of_the_search": "total"},
+    ),
 }
 
 
@@ -78,12 +81,24 @@ def test_a_trusted_file_is_named_in_the_proof_with_its_sha256(tmp_path, entropy)
 
 def test_a_trusted_claim_above_its_own_tree_is_refused(tmp_path, entropy):
     path = forged(tmp_path, entropy, "forged.json", *FORGERIES["a bound above its own total"])
-    r = run_cli("solve", "--game", "mastermind:4x6", "--partial", path, "--trust", path, "--quiet",
-                "-o", str(tmp_path / "t.json"))
+    r = run_cli(
+        "solve",
+        "--game",
+        "mastermind:4x6",
+        "--partial",
+        path,
+        "--trust",
+        path,
+        "--quiet",
+        "-o",
+        str(tmp_path / "t.json"),
+    )
     assert r.returncode == 2 and not (tmp_path / "t.json").exists()
     assert r.stderr.strip().splitlines()[-1] == (
-        "strategy: error: 'forged.json' claims a lower bound of 6000 on total, above its own tree's 5722: not a proof"
-        .replace("'forged.json'", repr(path)))
+        "strategy: error: 'forged.json' claims a lower bound of 6000 on total, above its own tree's 5722: not a proof".replace(
+            "'forged.json'", repr(path)
+        )
+    )
 
 
 def test_trust_names_a_given_file(tmp_path, entropy):
@@ -96,8 +111,9 @@ def test_trust_names_a_given_file(tmp_path, entropy):
 def solved_store(tmp_path_factory) -> Path:
     """A store a solve of Mastermind 4x6 wrote (its exact results with their subtrees)."""
     path = tmp_path_factory.mktemp("store") / "s.db"
-    r = run_cli("solve", "--game", "mastermind:4x6", "--store", str(path), "--quiet",
-                "-o", str(path.with_suffix(".json")))
+    r = run_cli(
+        "solve", "--game", "mastermind:4x6", "--store", str(path), "--quiet", "-o", str(path.with_suffix(".json"))
+    )
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT count(*) FROM results WHERE exact = 1 AND tree IS NOT NULL").fetchone()[0] > 10
@@ -109,32 +125,50 @@ def tampered(solved_store: Path, tmp_path: Path, sql: str, *params) -> str:
     path.write_bytes(solved_store.read_bytes())
     with sqlite3.connect(path) as con:
         if "= NULL" in sql:  # NOT NULL keeps them out: only a table of its own holds them, and that is refused
-            con.executescript("CREATE TABLE loose AS SELECT * FROM results; DROP TABLE results;"
-                              "ALTER TABLE loose RENAME TO results;")
+            con.executescript(
+                "CREATE TABLE loose AS SELECT * FROM results; DROP TABLE results;ALTER TABLE loose RENAME TO results;"
+            )
         con.execute(sql, params)
     return str(path)
 
 
 HEAVIEST = "(SELECT key FROM results WHERE exact = 1 AND tree IS NOT NULL ORDER BY size DESC LIMIT 1)"
 TAMPERING = {
-    "exact values raised by 100": ("UPDATE results SET value = value + 100 WHERE exact = 1", "is not its subtree's cost"),
+    "exact values raised by 100": (
+        "UPDATE results SET value = value + 100 WHERE exact = 1",
+        "is not its subtree's cost",
+    ),
     "a value as text": (f"UPDATE results SET value = 'many' WHERE key = {HEAVIEST}", "value is str"),
     "a NULL value": (f"UPDATE results SET value = NULL WHERE key = {HEAVIEST}", "is not the one this tool writes"),
     "NULL seconds": (f"UPDATE results SET seconds = NULL WHERE key = {HEAVIEST}", "is not the one this tool writes"),
     "a value of 2^62": (f"UPDATE results SET value = 4611686018427387904 WHERE key = {HEAVIEST}", "value is int"),
     "a negative value": (f"UPDATE results SET value = -5 WHERE key = {HEAVIEST}", "value is int"),
     "exact as 7": (f"UPDATE results SET exact = 7 WHERE key = {HEAVIEST}", "exact is int 7"),
-    "a subtree that is an array": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "not a node",
-                                   zlib.compress(b"[1, 2, 3]")),
-    "a subtree that is not zlib": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "cannot be read",
-                                   b"not zlib at all"),
-    "a subtree that unpacks to 100 MB": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "unpacks to more than",
-                                       zlib.compress(b" " * (100 << 20), 9)),
-    "a subtree that unpacks a thousandfold": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
-                                              "64 times its", zlib.compress(b'{"guess": "0011", "x": [' +
-                                                                            b"[], " * (2 << 20) + b"[]]}", 9)),
-    "a subtree that misses secrets": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "not a tree of the",
-                                      zlib.compress(b'{"guess": "0011"}')),
+    "a subtree that is an array": (
+        f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+        "not a node",
+        zlib.compress(b"[1, 2, 3]"),
+    ),
+    "a subtree that is not zlib": (
+        f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+        "cannot be read",
+        b"not zlib at all",
+    ),
+    "a subtree that unpacks to 100 MB": (
+        f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+        "unpacks to more than",
+        zlib.compress(b" " * (100 << 20), 9),
+    ),
+    "a subtree that unpacks a thousandfold": (
+        f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+        "64 times its",
+        zlib.compress(b'{"guess": "0011", "x": [' + b"[], " * (2 << 20) + b"[]]}", 9),
+    ),
+    "a subtree that misses secrets": (
+        f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}",
+        "not a tree of the",
+        zlib.compress(b'{"guess": "0011"}'),
+    ),
     "a subtree as text": (f"UPDATE results SET tree = 'x' WHERE key = {HEAVIEST}", "its tree is str"),
     "an exact value with no subtree": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "with no subtree", None),
 }

@@ -1,4 +1,5 @@
 """What the benchmark tools share: a run of some cases keeps the saved rows of the others, and says which."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The shipped first-question tables (tools/results/first-questions.md): the shipped tree's first question holds the
 tree's proven total, the table is what the code computes, and Mastermind 4x6 agrees with what is published."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,14 +18,62 @@ from ..conftest import import_tool
 # here, colours relabelled from 0); answers no secret gives are left out.
 PUBLISHED_PARTS = {
     "0000": {"0,0": 625, "1,0": 500, "2,0": 150, "3,0": 20},
-    "0001": {"0,0": 256, "0,1": 308, "0,2": 61, "1,0": 317, "1,1": 156, "1,2": 27, "2,0": 123, "2,1": 24, "2,2": 3,
-             "3,0": 20},
-    "0011": {"0,0": 256, "0,1": 256, "0,2": 96, "0,3": 16, "0,4": 1, "1,0": 256, "1,1": 208, "1,2": 36, "2,0": 114,
-             "2,1": 32, "2,2": 4, "3,0": 20},
-    "0012": {"0,0": 81, "0,1": 276, "0,2": 222, "0,3": 44, "0,4": 2, "1,0": 182, "1,1": 230, "1,2": 84, "1,3": 4,
-             "2,0": 105, "2,1": 40, "2,2": 5, "3,0": 20},
-    "0123": {"0,0": 16, "0,1": 152, "0,2": 312, "0,3": 136, "0,4": 9, "1,0": 108, "1,1": 252, "1,2": 132, "1,3": 8,
-             "2,0": 96, "2,1": 48, "2,2": 6, "3,0": 20},
+    "0001": {
+        "0,0": 256,
+        "0,1": 308,
+        "0,2": 61,
+        "1,0": 317,
+        "1,1": 156,
+        "1,2": 27,
+        "2,0": 123,
+        "2,1": 24,
+        "2,2": 3,
+        "3,0": 20,
+    },
+    "0011": {
+        "0,0": 256,
+        "0,1": 256,
+        "0,2": 96,
+        "0,3": 16,
+        "0,4": 1,
+        "1,0": 256,
+        "1,1": 208,
+        "1,2": 36,
+        "2,0": 114,
+        "2,1": 32,
+        "2,2": 4,
+        "3,0": 20,
+    },
+    "0012": {
+        "0,0": 81,
+        "0,1": 276,
+        "0,2": 222,
+        "0,3": 44,
+        "0,4": 2,
+        "1,0": 182,
+        "1,1": 230,
+        "1,2": 84,
+        "1,3": 4,
+        "2,0": 105,
+        "2,1": 40,
+        "2,2": 5,
+        "3,0": 20,
+    },
+    "0123": {
+        "0,0": 16,
+        "0,1": 152,
+        "0,2": 312,
+        "0,3": 136,
+        "0,4": 9,
+        "1,0": 108,
+        "1,1": 252,
+        "1,2": 132,
+        "1,3": 8,
+        "2,0": 96,
+        "2,1": 48,
+        "2,2": 6,
+        "3,0": 20,
+    },
 }
 
 
@@ -60,16 +109,20 @@ def test_every_solved_game_has_its_table_and_the_trees_first_question_holds_its_
         if lo == hi:
             assert lo == stats.total == doc.generator["proven"]["total"], (spec, mine[0])
         assert sum(int(r[2]) for r in rows[spec]) == gt.size  # the classes hold every first question once
-        assert all(bounds(r[4])[0] >= stats.total or r[1] == first for r in rows[spec] if bounds(r[4])[1] is not None
-                   and bounds(r[4])[0] == bounds(r[4])[1])  # no exact value below the proven optimum
+        assert all(
+            bounds(r[4])[0] >= stats.total or r[1] == first
+            for r in rows[spec]
+            if bounds(r[4])[1] is not None and bounds(r[4])[0] == bounds(r[4])[1]
+        )  # no exact value below the proven optimum
 
 
 @pytest.mark.parametrize("spec", ["mastermind:4x6", "bulls:3x10"])
 def test_the_table_is_what_the_code_computes(spec):
     gt = game_table(parse_game(spec))
     analysis = Analyser(gt).analyse(position_from_history(gt, []), lines=False)
-    assert [[r.code, str(r.class_size), str(r.lower[0])] for r in analysis.rows] == \
-        [[r[1], r[2], r[4]] for r in table_rows()[spec]]
+    assert [[r.code, str(r.class_size), str(r.lower[0])] for r in analysis.rows] == [
+        [r[1], r[2], r[4]] for r in table_rows()[spec]
+    ]
 
 
 def test_mastermind_4x6_against_the_published_figures():

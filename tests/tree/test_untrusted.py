@@ -1,5 +1,6 @@
 """Tree files from anywhere (issue 55): gzip read as `gzip -dc` reads it, with nothing after its last member;
 memory that follows the bytes read, not what they unpack to; the generator record's fields with their types."""
+
 from __future__ import annotations
 
 import copy
@@ -32,6 +33,7 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 # -- gzip, member by member ------------------------------------------------------------------------
 
+
 def gzip_members(*parts: bytes) -> bytes:
     return b"".join(gzip.compress(p, mtime=0) for p in parts)
 
@@ -45,12 +47,15 @@ def test_every_gzip_member_is_read_as_gzip_dc_reads_it(tmp_path):
     assert tree_io.load(path).root["guess"] == "012"
 
 
-@pytest.mark.parametrize("case,tail,expect", [
-    ("text after the last member", b"hidden text", "bytes after the gzip data"),
-    ("zeros after the last member", b"\0" * 512, "bytes after the gzip data"),
-    ("a member cut short", gzip.compress(b'{"x": 1}')[:-4], "cut short"),
-    ("a damaged member", gzip.compress(b'{"x": 1}')[:-8] + b"\0\0\0\0\x08\0\0\0", "damaged gzip data"),
-])
+@pytest.mark.parametrize(
+    "case,tail,expect",
+    [
+        ("text after the last member", b"hidden text", "bytes after the gzip data"),
+        ("zeros after the last member", b"\0" * 512, "bytes after the gzip data"),
+        ("a member cut short", gzip.compress(b'{"x": 1}')[:-4], "cut short"),
+        ("a damaged member", gzip.compress(b'{"x": 1}')[:-8] + b"\0\0\0\0\x08\0\0\0", "damaged gzip data"),
+    ],
+)
 def test_what_follows_the_last_gzip_member_is_refused(tmp_path, case, tail, expect):
     """It was silently ignored: a file could carry anything after a tree that every command read."""
     path = tmp_path / "t.json.gz"
@@ -72,6 +77,7 @@ def test_a_file_of_countless_gzip_members_is_refused_at_once(tmp_path):
 
 
 # -- memory follows the bytes read -------------------------------------------------------------------
+
 
 def big_string_tree(size: int) -> bytes:
     doc = orjson.loads(TREE_3.read_bytes())
@@ -115,9 +121,16 @@ def test_a_long_string_is_checked_for_duplicate_keys_in_memory_proportional_to_i
     assert r.returncode == 0 and "out of memory" not in r.stderr, r.stderr[-300:]
 
 
-@pytest.mark.parametrize("text,count", [(b'{"a":"b\\\\"}', 2), (b'{"a\\"b":["x\\\\\\"y",1,"z"]}', 3),
-                                        (b'["\\\\\\\\",{"":""}]', 3), (b'{"k":{"a":1,"a":2}}', 3),
-                                        (b'{"a":"\\\\","a":"\\""}', 4)])
+@pytest.mark.parametrize(
+    "text,count",
+    [
+        (b'{"a":"b\\\\"}', 2),
+        (b'{"a\\"b":["x\\\\\\"y",1,"z"]}', 3),
+        (b'["\\\\\\\\",{"":""}]', 3),
+        (b'{"k":{"a":1,"a":2}}', 3),
+        (b'{"a":"\\\\","a":"\\""}', 4),
+    ],
+)
 def test_strings_are_counted_as_the_parser_reads_them(text, count):
     """The duplicate-key check counts the strings written (a key written twice is one key parsed)."""
     json.loads(text)
@@ -126,23 +139,58 @@ def test_strings_are_counted_as_the_parser_reads_them(text, count):
 
 # -- the generator record, typed ------------------------------------------------------------------------
 
-SMALL = {"format": "strategy-tree", "version": 1,
-         "game": {"name": "bulls", "length": 2, "symbols": 3, "leading_zero": True},
-         "objective": "heuristic", "generator": {"tool": "test"},
-         "tree": {"guess": "01", "next": {"0,1": {"guess": "12", "next": {"0,1": {"guess": "20"}}},
-                                          "0,2": {"guess": "10"},
-                                          "1,0": {"guess": "02", "next": {"0,1": {"guess": "21"}}}}}}
+SMALL = {
+    "format": "strategy-tree",
+    "version": 1,
+    "game": {"name": "bulls", "length": 2, "symbols": 3, "leading_zero": True},
+    "objective": "heuristic",
+    "generator": {"tool": "test"},
+    "tree": {
+        "guess": "01",
+        "next": {
+            "0,1": {"guess": "12", "next": {"0,1": {"guess": "20"}}},
+            "0,2": {"guess": "10"},
+            "1,0": {"guess": "02", "next": {"0,1": {"guess": "21"}}},
+        },
+    },
+}
 SHA = "0" * 64
 WRONG = [
-    ("consistent_only", "no"), ("consistent_only", 0), ("consistent_only", None), ("tool", 1), ("strategy", ["x"]),
-    ("engine", False), ("seed", -1), ("seed", 1.5), ("seed", True), ("first", 12), ("pilot", 3),
-    ("pilot", {"width": 0}), ("pilot", {"rollouts": "many"}), ("proven", []), ("proven", {"total": "26274"}),
-("proven", {"max_depth": 0}), ("proven", {"feasible": "yes"}),
-    ("proven", {"seat": 1}), ("proven", {"against_depth_counts": [0, "1"]}), ("proven", {"relies_on": {}}),
-    ("proven_so_far", {"total": -1}), ("proven_optimal", "false"), ("lower_bound", "31196"), ("lower_bound", -5),
-    ("objective_of_the_search", 3), ("bound_of", None), ("progress", 2), ("progress", "0.5"), ("progress", True),
-    ("relies_on", [{"file": "a.json"}]), ("relies_on", [{"file": "a.json", "sha256": "abc"}]),
-    ("relies_on", [{"file": 3, "sha256": SHA}]), ("relies_on", "a.json"), ("run", []), ("exact_endgame", 1),
+    ("consistent_only", "no"),
+    ("consistent_only", 0),
+    ("consistent_only", None),
+    ("tool", 1),
+    ("strategy", ["x"]),
+    ("engine", False),
+    ("seed", -1),
+    ("seed", 1.5),
+    ("seed", True),
+    ("first", 12),
+    ("pilot", 3),
+    ("pilot", {"width": 0}),
+    ("pilot", {"rollouts": "many"}),
+    ("proven", []),
+    ("proven", {"total": "26274"}),
+    ("proven", {"max_depth": 0}),
+    ("proven", {"feasible": "yes"}),
+    ("proven", {"seat": 1}),
+    ("proven", {"against_depth_counts": [0, "1"]}),
+    ("proven", {"relies_on": {}}),
+    ("proven_so_far", {"total": -1}),
+    ("proven_optimal", "false"),
+    ("lower_bound", "31196"),
+    ("lower_bound", -5),
+    ("objective_of_the_search", 3),
+    ("bound_of", None),
+    ("progress", 2),
+    ("progress", "0.5"),
+    ("progress", True),
+    ("relies_on", [{"file": "a.json"}]),
+    ("relies_on", [{"file": "a.json", "sha256": "abc"}]),
+    ("relies_on", [{"file": 3, "sha256": SHA}]),
+    ("relies_on", "a.json"),
+    ("run", []),
+    ("exact_endgame", 1),
     ("improved_from", {}),
 ]
 
@@ -172,11 +220,25 @@ def test_generator_fields_of_the_wrong_type_are_refused_by_schema_and_loader(fie
 
 @pytest.mark.slow
 def test_the_records_this_tool_writes_pass_schema_and_loader():
-    good = with_generator(consistent_only=True, seed=3, first="01", pilot={"width": 2, "above": 100, "rollouts": 9},
-                          proven={"total": 13, "worst": 3, "seat": None, "against_depth_counts": [0, 1],
-                                  "relies_on": [{"file": "a.json", "sha256": SHA}]},
-                          proven_optimal=False, lower_bound=12, progress=0.25, run={"seconds": 1.5},
-                          relies_on=[{"file": "a.json", "sha256": SHA}], later_field={"anything": [1, "x"]})
+    good = with_generator(
+        consistent_only=True,
+        seed=3,
+        first="01",
+        pilot={"width": 2, "above": 100, "rollouts": 9},
+        proven={
+            "total": 13,
+            "worst": 3,
+            "seat": None,
+            "against_depth_counts": [0, 1],
+            "relies_on": [{"file": "a.json", "sha256": SHA}],
+        },
+        proven_optimal=False,
+        lower_bound=12,
+        progress=0.25,
+        run={"seconds": 1.5},
+        relies_on=[{"file": "a.json", "sha256": SHA}],
+        later_field={"anything": [1, "x"]},
+    )
     assert VALIDATOR.is_valid(good) and not loader_rejects(good)
     for path in TREES.glob("*.json*"):
         doc = orjson.loads(read_bytes(path))
@@ -185,12 +247,21 @@ def test_the_records_this_tool_writes_pass_schema_and_loader():
 
 
 VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 40) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 40)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from(["", "no", "yes", "a.json", SHA, "total"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["total", "worst", "seat", "file", "sha256", "width", "rollouts", "relies_on", "x"]),
-        inner, max_size=3),
-    max_leaves=6)
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["total", "worst", "seat", "file", "sha256", "width", "rollouts", "relies_on", "x"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=6,
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -206,8 +277,10 @@ def test_improve_refuses_a_tree_whose_consistent_only_is_a_word(tmp_path):
     doc["generator"]["consistent_only"] = "no"
     path = tmp_path / "t.json"
     path.write_bytes(orjson.dumps(doc))
-    one_line(capped("improve", str(path), "--exact-below", "9", "-o", str(tmp_path / "out.json")),
-             expect="'generator.consistent_only' must be true or false")
+    one_line(
+        capped("improve", str(path), "--exact-below", "9", "-o", str(tmp_path / "out.json")),
+        expect="'generator.consistent_only' must be true or false",
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
 
 
