@@ -182,6 +182,7 @@ def test_the_cross_check_table_matches_the_shipped_trees_and_names_those_it_lack
 PROVEN = [name for name in SHIPPED if "-best-found" not in name and not name.startswith("race-")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROVEN)
 def test_a_lookahead_bound_never_passes_a_shipped_optimum(name):
     """A second route from below: two levels of lookahead (strategy bound) never prove more than the search
@@ -454,6 +455,7 @@ def test_the_frontier_solves_of_a_game_are_given_the_extra_trees_for_it(tool, ch
             tool.given_trees([str(wrong)])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_solve_stopped_by_an_error_still_ships_its_best_tree_found(tool, tmp_path):
     """A frontier solve that stops on an error it survives (here its log on /dev/full; a lost Dask scheduler
@@ -556,6 +558,7 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert [p.name for p in here.shipped_chunks(store)] == ["bulls-4x8.db.xz"]
 
 
+@pytest.mark.slow
 def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, monkeypatch, capsys):
     """--budget stops the running `strategy bound` (SIGTERM: it closes its store) and records only the time it
     spent, by its levels and N; what it stored is shipped all the same. The next run that finishes that level
@@ -636,6 +639,7 @@ def _least_total_best_found(here):
     return gt, greedy, before, path, here.paths.stores / "bulls-4x8-endgames.db"
 
 
+@pytest.mark.slow
 def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(tool, tmp_path):
     """improve N rewrites an unfinished solve's best tree with its small subtrees optimal and its record kept:
     for the least total, or for the fewest secrets at the worst depth in a fewest-at-D stage."""
@@ -667,6 +671,7 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     assert at_worst == before.depth_counts[-1] - doc.generator["exact_endgame"]["saved"] < before.depth_counts[-1]
 
 
+@pytest.mark.slow
 def test_pilot_merges_a_best_tree_found_with_the_pilots_tree_given_the_same_endgames(tool, tmp_path):
     """pilot K builds the entropy pilot's tree, gives it exact endgames below the best tree's N (through the
     endgames store) and keeps the cheaper merge of the two, with the pilot's record, the endgames' record gathered

@@ -138,6 +138,7 @@ def test_improve_drops_the_claims_a_changed_tree_no_longer_proves(tmp_path):
     assert "proven" not in doc["generator"] and "proven_optimal" not in doc["generator"]
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_writes_stdout(tmp_path):
     a = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy")
     b = run_cli("build", "--game", "bulls:3x6", "--strategy", "entropy")
@@ -225,6 +226,7 @@ def test_python_dash_m_and_version():
     assert r.returncode == 0 and r.stdout.startswith("strategy ")
 
 
+@pytest.mark.slow
 def test_compiling_is_announced_and_timed_on_a_terminal(monkeypatch):
     """The first run after install compiles for a minute or more on a slow machine: never in silence."""
     import io
@@ -350,6 +352,7 @@ def test_after_its_warm_up_a_command_compiles_nothing_more(tmp_path, part, comma
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
 
 
+@pytest.mark.slow
 def test_a_kernel_counts_as_compiled_only_when_numba_would_load_it_from_its_cache(tmp_path):
     """`compiled` says whether a first call would load the cache or compile: not before the first call, yes after
     it (in the next process too), not once the kernel's source is edited (numba's cache is stale then)."""
@@ -381,6 +384,7 @@ def test_the_command_alone_prints_its_help():
     assert r.returncode == 0 and r.stdout.startswith("usage: strategy") and "trees" in r.stdout and not r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.pty
 def test_a_tree_is_never_poured_onto_a_terminal(tmp_path):
     """As gzip refuses to write to a terminal: solve and build without -o refuse before any work when standard
@@ -397,6 +401,7 @@ def test_a_tree_is_never_poured_onto_a_terminal(tmp_path):
     assert piped.returncode == 0 and piped.stdout.startswith('{"format":"strategy-tree"')
 
 
+@pytest.mark.slow
 def test_improve_reports_its_own_objective_and_what_the_budget_left(tmp_path):
     """improve --objective worst-then-fewest improves the secrets at the worst depth (the total may grow): it says
     so first; a budget that stops some endgames is named, not hidden behind a full progress bar."""

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..conftest import ROOT
 
 CALLEE = "import numba\n\n\n@numba.njit(cache=True)\ndef g():\n    return {}\n"
@@ -41,6 +43,7 @@ def edit(callee: Path, value: int) -> None:
     os.utime(callee, ns=(0, 10**18 + value))  # another time stamp, whatever the clock's resolution
 
 
+@pytest.mark.slow
 def test_a_callee_edited_alone_is_compiled_again_in_the_next_process(tmp_path):
     callee = package_copy(tmp_path)
     assert run(tmp_path) == "10"
@@ -50,6 +53,7 @@ def test_a_callee_edited_alone_is_compiled_again_in_the_next_process(tmp_path):
     assert len(list((tmp_path / "cache" / "strategy" / "numba").iterdir())) == 2  # one folder per version
 
 
+@pytest.mark.slow
 def test_with_one_fixed_cache_folder_numba_runs_the_old_callee(tmp_path):
     """The trap the keyed folder avoids (a NUMBA_CACHE_DIR the user sets is used as it is)."""
     callee = package_copy(tmp_path)

@@ -41,6 +41,7 @@ def expected_rows(doc):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "sqlite"])
 def test_export_rows_agree_with_the_tree(doc, fmt, tmp_path):
     out = tmp_path / f"t.{fmt}"

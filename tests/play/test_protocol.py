@@ -32,6 +32,8 @@ VALIDATORS = {
     kind: jsonschema.Draft202012Validator({**SCHEMA, "oneOf": [{"$ref": f"#/$defs/{kind}"}]})
     for kind in SCHEMA["$defs"]
 }
+# the last test checks what the module's sessions produced: they run in one worker, in order
+pytestmark = [pytest.mark.xdist_group("protocol")]
 SEEN: set[str] = set()
 VALID: set[bytes] = set()
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -99,6 +101,7 @@ def referee(tree: str, spec: str, secrets: list[str]) -> float:
     return (time.perf_counter() - start_time) / len(secrets)
 
 
+@pytest.mark.slow
 def test_referee_every_secret_of_3_of_10():
     game = parse_game("bulls:3x10")
     per_game = referee(TREE3, "bulls:3x10", [game.format_code(c) for c in game.codes()])
@@ -255,6 +258,7 @@ def test_ambiguous_notations_are_refused_with_the_reason(text, reason):
     p.quit()
 
 
+@pytest.mark.slow
 def test_our_defence_output_is_accepted_by_our_offence():
     r = run_cli("play", "--defence", "--game", "bulls:4x10", "--secret", "1234", input="0123\nq\n")
     said = re.search(r"\d+ hits?, \d+ blows?", r.stdout).group(0)
@@ -300,6 +304,7 @@ def test_every_report_has_json(command):
     assert figures
 
 
+@pytest.mark.slow
 def test_solve_and_build_json(tmp_path):
     r = run_cli("solve", "--game", "bulls:3x6", "--json", "-o", str(tmp_path / "s.json"))
     doc = json.loads(r.stdout)

@@ -114,6 +114,7 @@ def test_best_response_is_optimal_by_brute_force(spec, rule, seat):
         assert got.score == Fraction(report.proven["score"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,k", [("bulls:3x5", 3), ("bulls:2x6", 3), ("mastermind:2x3", 2), ("bulls:2x6", 4)])
 def test_within_k_by_brute_force(spec, k):
     gt = game_table(parse_game(spec))
@@ -132,6 +133,7 @@ def verify_depths(doc: TreeDoc) -> list[int]:
     return measure(doc.game, doc.root)[0].depth_counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", ["bulls-3x10", "bulls-4x10"])
 def test_the_shipped_strongest_tree_cannot_be_beaten(stem):
     """No fixed tree scores above 1/2 against it (its best response scores exactly 1/2: Tanaka's "strongest"
@@ -164,6 +166,7 @@ def test_the_adaptive_player_takes_a_certain_win_and_gambles_when_behind():
     assert q == game.format_code(one[0])
 
 
+@pytest.mark.slow
 def test_race_command_and_best_response_cli(tmp_path):
     out = tmp_path / "br.json"
     r = run_cli(

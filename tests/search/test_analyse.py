@@ -230,6 +230,7 @@ def test_an_answer_no_secret_gives_to_that_question(mm46):
         position_from_history(mm46, [("0000", "1,1")])
 
 
+@pytest.mark.slow
 def test_cli_table_move_and_json(tmp_path):
     r = run_cli("analyse", "--game", "mastermind:4x6", "--top", "2")
     assert r.returncode == 0, r.stderr

@@ -213,6 +213,7 @@ def test_exact_search_of_small_sets_raises_the_bound_of_bulls_4_of_10():
     assert [lookahead_bound(gt, objectives.total(), 3, exact_below=n) for n in (0, 200)] == [25540, 25983]
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_bound_as_text_or_json():
     """bulls 3 of 6: the published 436 by three levels, 429 by two."""
     r = run_cli("bound", "--game", "bulls:3x6", "--json")
@@ -235,6 +236,7 @@ def test_the_cli_prints_the_bound_as_text_or_json():
     )
 
 
+@pytest.mark.slow
 def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tmp_path_factory):
     folder = tmp_path_factory.mktemp("store")
     path, value = interrupted_store("bulls:4x6", str(folder))
@@ -254,6 +256,7 @@ def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tm
     assert r.returncode == 2 and not os.path.exists(f"{new}-wal") and not os.path.exists(f"{new}-shm")
 
 
+@pytest.mark.slow
 def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
     r = run_cli("bound", "--game", "mastermind:4x6", "--max-depth", "4", "--quiet")
     assert r.returncode == 1 and "no tree finds every secret within 4 questions" in r.stdout
@@ -272,6 +275,7 @@ def test_the_cli_reports_an_impossible_depth_and_refuses_bad_options():
     assert r.returncode == 2 and "feedback table" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "signum,args",
     [

@@ -88,6 +88,7 @@ def test_greedy_is_never_better_than_optimal():
         assert measure(gt.game, build(gt, strategy, progress=False))[0].total >= 836
 
 
+@pytest.mark.slow
 def test_cli_solve_writes_a_verified_tree_with_its_proof(tmp_path):
     out = tmp_path / "t.json"
     r = run_cli("solve", "--game", "bulls:3x6", "--quiet", "-o", str(out))
@@ -604,6 +605,7 @@ def guided(spec: str, guides: list[dict]):
     return gt, driver, out
 
 
+@pytest.mark.slow
 def test_a_known_tree_is_searched_first_and_caps_each_set_yet_the_tree_stays_the_canonical_one():
     """Given a worse tree (minimax, first question 1122 where the optimum asks 1123), the driver tries its question
     first at every set it splits and cuts at its value, and still proves the same value and canonical tree as
@@ -638,6 +640,7 @@ def test_a_known_tree_is_searched_first_and_caps_each_set_yet_the_tree_stays_the
     assert exact_probes(best) < exact_probes(alone)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["bulls:3x6", "mastermind:3x6", "bulls:4x7"])
 @pytest.mark.parametrize("objective", ["total", "worst", "worst-then-fewest"])
 def test_guides_of_any_quality_leave_every_staged_proof_and_tree_as_they_were(spec, objective):
@@ -718,6 +721,7 @@ def test_merged_trees_cost_what_their_walk_says_and_respect_a_depth_bound():
     assert measure(gt.game, tree)[0].worst < stats.worst
 
 
+@pytest.mark.slow
 def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes(tmp_path):
     """The minimum-total tree of bulls 4 of 10 without a leading zero asks codes that cannot be the
     secret: it bounds the unrestricted search, not the consistent-only one."""
@@ -748,6 +752,7 @@ def test_a_consistent_only_solve_refuses_an_incumbent_that_asks_impossible_codes
     assert r.returncode == 2 and "Traceback" not in r.stderr and not (tmp_path / "t.json").exists()
 
 
+@pytest.mark.slow
 def test_an_incumbent_partial_tree_without_a_valid_bound_is_one_line(tmp_path):
     import orjson
 
@@ -880,6 +885,7 @@ def test_a_search_below_a_cut_off_is_exact_or_a_bound_at_or_above_it(spec, quest
         assert beta <= v <= value
 
 
+@pytest.mark.slow
 def test_a_given_tree_that_meets_a_proven_bound_settles_the_stage_with_no_search(tmp_path):
     """A least-total tree is a least total within any depth it keeps to, and a tree within D questions
     settles "is D enough?": Mastermind 4x6's worst case with its proven total-within-5 tree given needs

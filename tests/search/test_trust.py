@@ -190,6 +190,7 @@ def test_a_tampered_store_row_is_refused_in_one_line(tmp_path, solved_store, cas
     assert "proved" not in r.stderr and "at least" not in r.stdout and not (tmp_path / "t.json").exists()
 
 
+@pytest.mark.slow
 def test_an_untouched_store_proves_the_optimum_again(tmp_path, solved_store):
     """The checks pass what a solve wrote: bound and solve read it back (the bound reaches the optimum with
     the stored root, the solve writes the same tree)."""

@@ -92,6 +92,7 @@ def bounds(cell: str) -> tuple[int, int | None]:
     return int(cell), int(cell)
 
 
+@pytest.mark.slow
 def test_every_solved_game_has_its_table_and_the_trees_first_question_holds_its_total():
     tool = import_tool("first_questions")
     rows = table_rows()
