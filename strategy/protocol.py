@@ -29,6 +29,9 @@ EXIT_BAD_INPUT = 2  # bad options or files, a tree that does not cover the answe
 EXIT_QUIT = 3
 EXIT_EOF = 4
 EXIT_CONTRADICTION = 5  # the input ended (or quit) while the answers contradicted each other
+EXIT_HANGUP = 129  # a signal stopped the player: 128 + its number (SIGHUP, SIGINT, SIGTERM)
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 # The `code` of every `refused` and `error` event (and of an `end` that carries a message): what went wrong, for
 # programs; the free-text `reason` or `message` beside it is for people and may change between versions.
 CODES = {

@@ -373,6 +373,9 @@ EXIT_MEANINGS = {  # the player's exit statuses (strategy.protocol, their one ho
     "EXIT_QUIT": "quit",
     "EXIT_EOF": "end of input",
     "EXIT_CONTRADICTION": "the input ended, or you quit, while the answers contradicted each other",
+    "EXIT_HANGUP": "SIGHUP stopped the player (its terminal closed)",
+    "EXIT_INTERRUPTED": "SIGINT stopped the player (Ctrl-C)",
+    "EXIT_TERMINATED": "SIGTERM stopped the player",
 }
 
 

@@ -13,13 +13,13 @@ from typing import Callable, Iterator, NoReturn
 import orjson
 
 from ..files import printable, quote
+from ..protocol import EXIT_INTERRUPTED  # noqa: F401 (the commands' status for Ctrl-C: one home)
 from ..rules import MAX_TABLE_CODES
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
 EXIT_FALSE_TREE = 1  # verify: the tree does not solve its game as its file claims
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
 MAX_JOBS = os.cpu_count() or 1
 MAX_DEPTH_OPTION = 999  # the engine's depth bounds (1000 means none)
 MAX_SEED = 2**63 - 1

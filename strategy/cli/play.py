@@ -9,9 +9,11 @@ import sys
 from typing import TYPE_CHECKING, Sequence
 
 from ..files import FileError
+from ..interrupts import Terminated
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
 from ..tree.format import TreeError
 from .options import (
+    EXIT_INTERRUPTED,
     MAX_GAMES,
     MAX_SEED,
     TREE_HELP,
@@ -72,7 +74,22 @@ def cmd_play(args: argparse.Namespace) -> int:
         if args.protocol:
             failed_to_start(str(e))
         raise
-    return play()
+    try:
+        return play()
+    except (KeyboardInterrupt, Terminated) as e:
+        if args.protocol:  # a program hears it too: the game ended, and the status the process exits with
+            _interrupted(EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else 128 + e.signum)
+        raise
+
+
+def _interrupted(status: int) -> None:
+    """The protocol's last event when a signal stops the player (unless its output is gone already)."""
+    from ..play.channels import JsonChannel
+
+    try:
+        JsonChannel().emit({"event": "end", "reason": "interrupted", "exit": status})
+    except (OSError, ValueError):
+        pass
 
 
 def _prepare(args: argparse.Namespace):

@@ -430,6 +430,34 @@ def test_the_codes_are_one_set_in_the_schema_and_the_client():
     assert set(SCHEMA["$defs"]["error"]["required"]) >= {"message", "code"}
 
 
+@pytest.mark.parametrize("signum,status", [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_signal_ends_the_game_with_an_end_event(signum, status):
+    """A program hears that the player stopped: an end (interrupted) with the exit status, then the exit. Before,
+    the output stopped at the await."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "play", TREE4, "--protocol"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:  # up to the first await: the player waits for an answer
+        if '"await"' in line:
+            break
+    proc.send_signal(getattr(signal, signum))
+    out, err = proc.communicate(timeout=60)
+    last = orjson.loads(out.splitlines()[-1])
+    assert not sorted(VALIDATORS["end"].iter_errors(last), key=str), last
+    assert last == {"event": "end", "reason": "interrupted", "exit": status} and proc.returncode == status, (out, err)
+    SEEN.add("end")
+
+
 def test_every_event_kind_was_produced_and_valid():
     """Runs last in this module: the sessions above produced every event the schema defines."""
     assert SEEN == set(SCHEMA["$defs"]), set(SCHEMA["$defs"]) - SEEN
