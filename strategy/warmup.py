@@ -26,7 +26,7 @@ def ready(part: str, strategy: str = "entropy") -> bool:
     from .engine import compiled, exact, greedy
 
     if part == "search":
-        return compiled(exact, "solve") and compiled(exact, "choose")
+        return compiled(exact, "solve") and compiled(exact, "probe_bounds")
     if part == "fallback":
         return compiled(greedy, "build_steps")
     if part == "builder":

@@ -271,6 +271,35 @@ class Engine:
             return v
         return int(self.solve(S, d, int(INF), history, b)[0])
 
+    def choose(
+        self, S: np.ndarray, d: int, value: int, history: np.ndarray, b: int, threaded: bool = True
+    ) -> tuple[int, int]:
+        """The canonical question of S at depth d, whose exact value is `value`: (probe, b_here).
+
+        The first probe, in the order (bound, sum of squares, position), whose value equals `value`. Values are
+        facts, so the choice, and the tree built from it, depend on the game and the bounds vector only: not on
+        the search order, the cut-offs, the executor or what the transposition table holds. A loop over the
+        kernels the search compiles anyway: a kernel of its own would compile the whole search once more."""
+        if threaded:  # one thread for the whole choice (Ctrl-C stops it within a node or two), not one per probe
+
+            def choice() -> tuple[int, int]:
+                try:
+                    return self.choose(S, d, value, history, b, False)
+                except Stopped:  # told by _threaded, which sees the stop: nothing for the thread to print
+                    return -1, b
+
+            return self._threaded(choice, (), self.control)
+        if len(S) <= 2:
+            return int(S[0]), b
+        probes, lb, sq, b_here, _ = self.probe_bounds(S, d, b, history, value + 1)
+        for i in np.lexsort((np.arange(len(probes)), sq, lb)):
+            if lb[i] > value:
+                break
+            v, _ = self.solve(S, d, value + 1, history, b, probe=int(probes[i]), threaded=False)
+            if v == value:
+                return int(probes[i]), b_here
+        return -1, b_here
+
     def extract(self, S: np.ndarray, d: int, value: int, history: np.ndarray, b: int, probe: int = -1) -> dict:
         """The canonical subtree of S whose exact value is `value` (see exact.choose); `probe` fixes its question."""
         gt = self.gt
@@ -285,12 +314,7 @@ class Engine:
         if probe >= 0:
             b_here = self.branching(S)
         else:
-            probe, b_here = self._threaded(
-                exact.choose,
-                self._args() + (S, np.int64(d), np.int64(value), history, np.int64(b), self.control),
-                self.control,
-                threaded=n > SMALL_SET,
-            )
+            probe, b_here = self.choose(S, d, value, history, b, threaded=n > SMALL_SET)
         if probe < 0:
             raise RuntimeError(f"no question reaches the proven value {value} (a set of {n} secrets at depth {d})")
         members, starts = split(gt.table, S, probe, len(gt.answers))
