@@ -301,7 +301,7 @@ class Engine:
         return -1, b_here
 
     def extract(self, S: np.ndarray, d: int, value: int, history: np.ndarray, b: int, probe: int = -1) -> dict:
-        """The canonical subtree of S whose exact value is `value` (see exact.choose); `probe` fixes its question."""
+        """The canonical subtree of S whose exact value is `value` (see choose); `probe` fixes its question."""
         gt = self.gt
         n = len(S)
         if n == 1:
