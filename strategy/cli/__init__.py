@@ -29,13 +29,13 @@ from ..tree.format import TreeError
 from . import play
 from .options import (
     EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     CommandError,
     Parser,
     UsageError,
     log,
     require_compiled_code,
+    signal_status,
 )
 
 FAMILIES = ("build", "solve", "analyse", "play", "inspect", "export")  # modules of this package, in --help's order
@@ -128,10 +128,10 @@ def _exit_status(e: BaseException) -> int:
         return EXIT_USAGE
     if isinstance(e, KeyboardInterrupt):
         _tell("strategy: interrupted")
-        return EXIT_INTERRUPTED
+        return signal_status(e)
     if isinstance(e, Terminated):
         _tell(f"strategy: terminated by {signal.Signals(e.signum).name}")
-        return 128 + e.signum
+        return signal_status(e)
     if isinstance(e, BrokenPipeError):  # a reader such as `head` left: stop quietly, silencing the final flush too
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE

@@ -13,7 +13,8 @@ from typing import Callable, Iterator, NoReturn
 import orjson
 
 from ..files import printable, quote
-from ..protocol import EXIT_INTERRUPTED  # noqa: F401 (the commands' status for Ctrl-C: one home)
+from ..interrupts import Terminated
+from ..protocol import EXIT_INTERRUPTED
 from ..rules import MAX_TABLE_CODES
 
 EXIT_IMPOSSIBLE = 1  # solve: no tree meets the depth bound
@@ -27,6 +28,11 @@ MAX_GAMES = 10_000_000
 MAX_LOOKAHEAD = 12  # levels of lookahead of `bound` (each costs far more than the one before)
 MAX_PILOT = 10_000  # probes a pilot tries at a node besides the rule's own
 PILOT_ABOVE = 100  # the smallest node a pilot looks ahead at by default
+
+
+def signal_status(e: KeyboardInterrupt | Terminated) -> int:
+    """The exit status of a command a signal stopped: 128 + the signal's number (Ctrl-C: 130)."""
+    return EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else 128 + e.signum
 
 
 class CommandError(Exception):

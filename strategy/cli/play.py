@@ -13,7 +13,6 @@ from ..interrupts import Terminated
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
 from ..tree.format import TreeError
 from .options import (
-    EXIT_INTERRUPTED,
     MAX_GAMES,
     MAX_SEED,
     TREE_HELP,
@@ -23,6 +22,7 @@ from .options import (
     print_json,
     probability,
     require_compiled_code,
+    signal_status,
     tree_argument,
 )
 
@@ -78,7 +78,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         return play()
     except (KeyboardInterrupt, Terminated) as e:
         if args.protocol:  # a program hears it too: the game ended, and the status the process exits with
-            _interrupted(EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else 128 + e.signum)
+            _interrupted(signal_status(e))
         raise
 
 
@@ -115,9 +115,8 @@ def _prepare(args: argparse.Namespace):
     given = (
         parse_game(args.game, MAX_CODES if args.tree or mode == "self_test" else MAX_LIVE_CODES) if args.game else None
     )
-    walker: Walker | LiveWalker | None = (
-        Walker.open(args.tree) if args.tree else None
-    )  # a shipped tree: its first question at once
+    # Walker.open: a shipped tree asks its first question at once, before the rest of it is read
+    walker: Walker | LiveWalker | None = Walker.open(args.tree) if args.tree else None
     game = given or (walker.game if walker else None)
     if game is None:
         raise CommandError("play needs a TREE or --game G (without a tree: live play, in every mode)")

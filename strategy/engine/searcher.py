@@ -280,19 +280,22 @@ class Engine:
         facts, so the choice, and the tree built from it, depend on the game and the bounds vector only: not on
         the search order, the cut-offs, the executor or what the transposition table holds. A loop over the
         kernels the search compiles anyway: a kernel of its own would compile the whole search once more."""
-        if threaded:  # one thread for the whole choice (Ctrl-C stops it within a node or two), not one per probe
+        if not threaded:
+            return self._choose(S, d, value, history, b)
 
-            def choice() -> tuple[int, int]:
-                try:
-                    return self.choose(S, d, value, history, b, False)
-                except Stopped:  # told by _threaded, which sees the stop: nothing for the thread to print
-                    return -1, b
+        def choice() -> tuple[int, int]:  # one thread for the whole choice, not one per probe
+            try:
+                return self._choose(S, d, value, history, b)
+            except Stopped:  # _threaded sees the stop too and raises it: nothing for the thread to print
+                return -1, b
 
-            return self._threaded(choice, (), self.control)
+        return self._threaded(choice, (), self.control)
+
+    def _choose(self, S: np.ndarray, d: int, value: int, history: np.ndarray, b: int) -> tuple[int, int]:
         if len(S) <= 2:
             return int(S[0]), b
         probes, lb, sq, b_here, _ = self.probe_bounds(S, d, b, history, value + 1)
-        for i in np.lexsort((np.arange(len(probes)), sq, lb)):
+        for i in np.lexsort((sq, lb)):  # stable: equal (bound, squares) keep their position
             if lb[i] > value:
                 break
             v, _ = self.solve(S, d, value + 1, history, b, probe=int(probes[i]), threaded=False)

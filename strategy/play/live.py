@@ -282,7 +282,6 @@ class LiveWalker:
         self.tree = tree
         self.doc = tree.doc if tree is not None else None
         self.chooser = LiveChooser(game, tree, seed)
-        self._warmed = False
 
     def start(self) -> Candidates:
         """Every code, listed only when needed (`candidates.Everything`)."""
@@ -301,10 +300,11 @@ class LiveWalker:
         return self.game.format_code(first_question(self.game, self.chooser.seed))
 
     def warm(self) -> None:
-        """List every code (and parse the shipped tree) in a thread, once, while the first answer is awaited."""
-        if not self._warmed:
-            self._warmed = True
-            prepare(lambda: (self.tree.root if self.tree is not None else None, every(self.game)))
+        """List every code (and parse the shipped tree) in a thread while the first answer is awaited."""
+        if self.tree is not None:
+            self.tree.warm()  # the same list of every code, and the tree
+        else:
+            prepare(lambda: every(self.game))
 
     def probe(self, guess: str) -> Code:
         return self.game.read_code(guess)

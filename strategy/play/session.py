@@ -383,9 +383,8 @@ class Asker:
                     answered = True
                     continue
             channel.emit(self.expecting())
-            warm = getattr(self.walker, "warm", None)
-            if warm is not None:  # the question is out: ready the rest while its answer is awaited
-                warm()
+            if not self.history:  # the first question is out: ready the rest while its answer is awaited
+                self.walker.warm()
             line = channel.read()
             if line is None:
                 raise End("eof")

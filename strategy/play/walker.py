@@ -52,7 +52,6 @@ class Walker:
         self.game: Game = doc.game
         self._win = self.game.format_answer(self.game.win)
         self._probes: dict[str, Code] = {}
-        self._warmed = False
 
     @property
     def root(self) -> Node:
@@ -89,11 +88,9 @@ class Walker:
         return self.doc.first_question()
 
     def warm(self) -> None:
-        """Parse the tree and list the candidates (NumPy is loaded then) in a thread, once: called when the first
-        question is out and its answer awaited. Whatever is not ready when the answer comes is made then."""
-        if not self._warmed:
-            self._warmed = True
-            prepare(lambda: (self.root, self.start()))
+        """Parse the tree and list the candidates (NumPy is loaded then) in a thread: called when the first question
+        is out and its answer awaited. Whatever is not ready when the answer comes is made then (both are kept)."""
+        prepare(lambda: (self.root, self.start()))
 
     def start(self):
         """Every code of the game as a `candidates.Candidates` (NumPy is loaded here, not before)."""

@@ -109,7 +109,7 @@ def from_store(
     if stored is None or not (stored.exact or stored.value >= e.cost):
         return UNFINISHED
     if stored.exact and stored.value < e.cost:
-        # a solve stores every exact value with its subtree (a row without one is not refused by stored_result)
+        # stored_result refuses an exact value without its subtree
         return stored.value, cast(dict, stored.tree)
     return None
 

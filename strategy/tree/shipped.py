@@ -154,29 +154,26 @@ def _lazy(where: Path, packed: bytes):
     """The lazy document of a shipped tree's bytes, or None if its first bytes do not read as `format.dumps` writes."""
     import zlib
 
+    import orjson
+
     from ..files import GZIP_MAGIC, _gunzip, unpack_limit
     from ..rules import Game
     from .format import LazyTreeDoc, read_header
 
     gz = packed[:2] == GZIP_MAGIC
-    head, found = b"", None
-    unpack = zlib.decompressobj(wbits=31) if gz else None
-    rest = packed
-    while found is None:
-        if unpack is not None:
-            head += unpack.decompress(rest, HEAD_BYTES) if rest else b""
+    if gz:  # unpacked a block at a time, only as far as the root's question
+        unpack, head, rest = zlib.decompressobj(wbits=31), b"", packed
+        while True:
+            head += unpack.decompress(rest, HEAD_BYTES)
             rest = unpack.unconsumed_tail
-            done = not rest
-        else:
-            head = packed
-            done = True
-        found = read_header(head)
-        if done:
-            break
+            found = read_header(head)
+            if found is not None or not rest:
+                break
+    else:
+        found = read_header(packed)
     if found is None:
         return None
     top, first = found
-    import orjson
 
     def parse_root():  # the very bytes the manifest vouched for, unpacked with the gzip reader's limits
         data = _gunzip(packed, str(where), "tree file", unpack_limit(len(packed))) if gz else packed
@@ -192,9 +189,8 @@ def _lazy(where: Path, packed: bytes):
 
 def label(path: str) -> str:
     """How a tree file is named to the user: a shipped tree by its name, any other file by the path as given."""
-    where = Path(path)
-    if where.parent.resolve() == SHIPPED.resolve() and where.name.endswith(SUFFIXES):
-        return where.name.removesuffix(".gz").removesuffix(".json")
+    if is_shipped(path):
+        return Path(path).name.removesuffix(".gz").removesuffix(".json")
     return path
 
 
