@@ -168,16 +168,15 @@ def compiling(what: str, show: bool) -> Iterator[None]:
 
 def warmed_up(part: str, show: bool, strategy: str = "entropy") -> None:
     """Compile what a command's `part` calls (see `strategy.warmup`) unless numba's cache holds it, counting the
-    seconds on a terminal. Under a memory limit (ulimit -v or -d) the compiler runs in a process of its own: LLVM
-    does not fail as Python does when memory runs out, it aborts the whole process (exit 134, no word of why)."""
-    from ..warmup import PARTS, ready, warm_up
+    seconds on a terminal. The compiler runs in a process of its own, and numba's cache then holds the kernels for
+    this one: a Ctrl-C or SIGTERM stops it at once and cleanly (inside LLVM, a KeyboardInterrupt breaks the compile
+    and prints a traceback), and under a memory limit (ulimit -v or -d) LLVM's abort (exit 134, no word of why)
+    ends the child, not this process."""
+    from ..warmup import PARTS, ready
 
     if not ready(part, strategy):
         with compiling(PARTS[part], show):
-            if _memory_limit() is None:
-                warm_up(part, strategy)
-            else:
-                _warm_up_apart(part, strategy)
+            _warm_up_apart(part, strategy)
 
 
 def _memory_limit() -> int | None:
@@ -190,7 +189,7 @@ def _memory_limit() -> int | None:
 
 
 def _warm_up_apart(part: str, strategy: str) -> None:
-    """`warm_up` in a child process (numba's cache then holds the kernels for this one): one line if it fails."""
+    """`warm_up` in a child process (killed with this one's interruption): one line if it fails."""
     import subprocess
     from pathlib import Path
 
@@ -213,11 +212,16 @@ def _warm_up_apart(part: str, strategy: str) -> None:
         env=env,
     )
     if done.returncode != 0:
-        limit = _memory_limit() or 0
+        limit = _memory_limit()
+        if limit is not None:
+            raise CommandError(
+                f"compiling {PARTS[part]} failed under the memory limit of {limit >> 20} MB (ulimit -v "
+                f"{limit >> 10}): the compiler needs more; raise the limit, or run once without it "
+                f"(what it compiles is kept)"
+            )
+        said = done.stderr.decode(errors="replace").strip().splitlines()
         raise CommandError(
-            f"compiling {PARTS[part]} failed under the memory limit of {limit >> 20} MB (ulimit -v "
-            f"{limit >> 10}): the compiler needs more; raise the limit, or run once without it "
-            f"(what it compiles is kept)"
+            f"compiling {PARTS[part]} failed (exit {done.returncode}): {printable(said[-1]) if said else 'no word why'}"
         )
 
 

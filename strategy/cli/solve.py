@@ -87,8 +87,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
             for stage, bound in trusted_bounds(path, doc, gt, args.consistent_only).items():
                 if stage not in known_bounds or bound.value > known_bounds[stage].value:
                     known_bounds[stage] = bound
-    warmed_up("search", not args.json)  # after every check of the input: a wrong argument does not wait for it
+    # after every check of the input (a wrong argument does not wait for it); an interruption's greedy fallback is
+    # compiled on the other core meanwhile, so that a stop soon after the start need not compile it
     in_background("fallback")
+    warmed_up("search", not args.json)
     try:
         report = solve_game(
             gt,

@@ -513,3 +513,32 @@ def test_a_store_that_is_refused_is_left_byte_for_byte(tmp_path, command):
     last = r.stderr.strip().splitlines()[-1]
     assert r.returncode == 2 and "Traceback" not in r.stderr and "not a strategy store" in last, r.stderr
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["foreign.db"]
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_first_compile_stops_in_one_line(tmp_path, signum):
+    """On an empty numba cache the first solve compiles for half a minute. A Ctrl-C there used to land inside LLVM:
+    a KeyboardInterrupt traceback, then "internal error" (exit 70). The compiler runs in a child process now: the
+    command stops at once, in one line, and leaves neither the child nor a tree behind."""
+    env = dict(ENV, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "solve", "--game", "bulls:4x10", "-o", str(tmp_path / "t.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the compile has begun
+        if line.startswith("compiling"):
+            break
+    time.sleep(2)
+    os.killpg(proc.pid, getattr(signal, signum))  # a Ctrl-C reaches the whole foreground group
+    _, err = proc.communicate(timeout=30)
+    status = 130 if signum == "SIGINT" else 143
+    assert proc.returncode == status and "Traceback" not in err and "internal error" not in err, err
+    assert err.strip().splitlines()[-1] in ("strategy: interrupted", "strategy: terminated by SIGTERM"), err
+    assert not (tmp_path / "t.json").exists()
+    left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert left == [], left
