@@ -15,6 +15,7 @@ before the work starts, so a typo in `-o` does not cost an hour of search, and n
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import sys
@@ -35,6 +36,15 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 class FileError(ValueError):
     """A file that cannot be read or written; one line for the user."""
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes as they are (gzipped or not): what a proof that relies on the file names."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def quote(path: str | os.PathLike) -> str:

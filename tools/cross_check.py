@@ -36,13 +36,14 @@ CHECKOUT = Regenerator()  # the checkout's shipped trees and frontier solves
 
 
 def from_nothing(args: list[str]) -> list[str]:
-    """The solve's arguments without its store and task log: the check starts from nothing and leaves the
+    """The solve's arguments without its store (trusted) and task log: the check starts from nothing and leaves the
     frontier's files (and a fresh clone, which has no stores/ folder) as they are."""
+    store = args[args.index("--store") + 1] if "--store" in args else None
     out, skip = [], False
-    for a in args:
+    for i, a in enumerate(args):
         if skip:
             skip = False
-        elif a in ("--store", "--log"):
+        elif a in ("--store", "--log") or (a == "--trust" and args[i + 1] == store):
             skip = True
         else:
             out.append(a)

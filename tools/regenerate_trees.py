@@ -152,7 +152,9 @@ CHECKOUT = Paths.under(ROOT)
 
 
 def frontier_solves(stores: Path) -> dict[str, list[str]]:
-    """The frontier solves in order, each with its game's store and its own task log in `stores`."""
+    """The frontier solves in order, each with its game's store and its own task log in `stores`. The store is
+    trusted (`--trust`): one restored from the shipped copies was sealed on another machine, and a proof that
+    uses its bounds names it."""
     out = {}
     for game in FRONTIER_GAMES:
         stem = game.replace(":", "-")
@@ -161,10 +163,15 @@ def frontier_solves(stores: Path) -> dict[str, list[str]]:
             if key in CORE or (game == "bulls:4x10:nz" and name == "total"):
                 continue
             probes = "-consistent" if "--consistent-only" in extra else ""  # a store holds one probe rule
-            out[key] = ["--game", game, *extra, "--store", str(stores / f"{stem}{probes}.db")]
+            out[key] = ["--game", game, *extra, *kept_in(stores / f"{stem}{probes}.db")]
     for key, args in MOONSHOTS.items():
-        out[key] = [*args, "--store", str(stores / f"{key.rsplit('-total', 1)[0]}.db")]
+        out[key] = [*args, *kept_in(stores / f"{key.rsplit('-total', 1)[0]}.db")]
     return {key: [*args, "--log", str(stores / f"{key}.log")] for key, args in out.items()}
+
+
+def kept_in(store: Path) -> list[str]:
+    """The options of a solve or bound that keeps its results in the project's own `store`, trusted."""
+    return ["--store", str(store), "--trust", str(store)]
 
 
 def given_trees(files: list[str]) -> dict[str, list[Path]]:
@@ -615,7 +622,7 @@ class Regenerator:
             *bound_options(generator["bound_of"]),
             *(["--consistent-only"] if generator.get("consistent_only") else []),
             *(["--exact-below", str(exact_below)] if exact_below else []),
-            *(["--store", str(store)] if store is not None else []),
+            *(kept_in(store) if store is not None else []),
         ]
         unfinished = generator.setdefault("lookahead_unfinished", {})
         start, found, stopped = time.perf_counter(), None, False

@@ -67,10 +67,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     objective = Objective(args.objective, args.max_depth, args.consistent_only, against, args.rule, args.seat)
     if args.scheduler and args.jobs:
         raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
-    resources = Resources(args.jobs, args.scheduler, args.store, args.log, args.plan)
+    trusted = _trusted_files(args, [*args.incumbent, *([args.partial] if args.partial else [])], args.store)
+    trust_store = args.store is not None and os.path.realpath(args.store) in trusted
+    resources = Resources(args.jobs, args.scheduler, args.store, args.log, args.plan, trust_store=trust_store)
     if not args.json:
         log(describe(game, objective, resources))
-    trusted = _trusted_files(args)
     gt = game_table(game)
     given = [(path, given_tree(path, game, args.consistent_only)) for path in args.incumbent]
     if args.partial and os.path.isfile(args.partial):  # an earlier run's best tree: a resumed run is never worse
@@ -157,20 +158,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trusted_files(args: argparse.Namespace) -> set[str]:
-    """The files named by --trust, resolved: each must be one given with --incumbent or --partial."""
-    given = {os.path.realpath(p) for p in [*args.incumbent, *([args.partial] if args.partial else [])]}
+def _trusted_files(args: argparse.Namespace, trees: list[str], store: str | None) -> set[str]:
+    """The files named by --trust, resolved: each must be one of the given `trees` or the store."""
+    given = {os.path.realpath(p) for p in [*trees, *([store] if store else [])]}
     trusted = set()
     for path in args.trust:
         where = os.path.realpath(path)
         if where not in given:
-            raise CommandError(f"--trust {quote(path)}: name a file given with --incumbent or --partial")
+            raise CommandError(
+                f"--trust {quote(path)}: name a file given with "
+                + ("--incumbent, --partial or --store" if trees or not store else "--store")
+            )
         trusted.add(where)
     return trusted
 
 
 def _report_partial(partial, game, args: argparse.Namespace) -> None:
     """On an interruption: say what is proven, and write the best complete tree found with --partial."""
+    from ..search.known import Trusted
     from ..tree import record
     from ..tree.format import TreeDoc, save
     from ..tree.report import summary_line
@@ -182,7 +187,7 @@ def _report_partial(partial, game, args: argparse.Namespace) -> None:
     log(
         f"interrupted {partial.objective}: proven lower bound {partial.lower_bound}{average}"
         f"; {100 * partial.progress:.1f}% of the search settled"
-        + "".join(f"; relies on {quote(t['file'])} (sha256 {t['sha256']})" for t in partial.relies_on)
+        + "".join(f"; relies on {Trusted(0, **t).said()}" for t in partial.relies_on)
     )
     if partial.tree is None:
         return
@@ -210,13 +215,15 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from ..engine import exact
     from ..engine.table import game_table
     from ..search import objectives
+    from ..search.known import Trusted
     from ..search.lookahead import lookahead_bound
     from ..search.store import Store
 
     game = parse_game(args.game)
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
-    store = Store(args.store, game, args.consistent_only) if args.store is not None else None
+    trust_store = bool(_trusted_files(args, [], args.store))
+    store = Store(args.store, game, args.consistent_only, trust_store) if args.store is not None else None
     show = not args.quiet and not args.json
     warmed_up("bound", show)
     bar = tqdm(unit="node", delay=0.5, disable=not show, desc=f"{args.levels} levels", leave=False)
@@ -232,6 +239,13 @@ def cmd_bound(args: argparse.Namespace) -> int:
     probes = ", consistent probes" if args.consistent_only else ""
     exactly = f", sets of at most {args.exact_below} secrets searched exactly" if args.exact_below else ""
     stored = f", what {quote(args.store)} has proven" if args.store else ""
+    relies_on = []
+    if store is not None and store.relied_on:
+        trusted = Trusted(0, os.path.basename(store.path), store.sha256, store=True)
+        relies_on.append(trusted.record())
+        stored = f", relying on {trusted.said()}, trusted with --trust"
+    if store is not None and store.unsealed and not args.json:
+        log(store.unsealed_line())
     how = f"proven by {args.levels} levels of lookahead{exactly}{stored}, {seconds} s"
     if args.json:
         print_json(
@@ -242,6 +256,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
                 "levels": args.levels,
                 "exact_below": args.exact_below or None,
                 "store": args.store,
+                "relies_on": relies_on,
+                "not_believed": len(store.unsealed) if store is not None else 0,
                 "feasible": feasible,
                 "lower_bound": int(value) if feasible else None,
                 "average": round(value / gt.size, 4) if feasible and not args.fewest_at else None,
@@ -315,7 +331,12 @@ def add_commands(sub) -> None:
         type=scheduler_address,
         help="run the tasks on a Dask cluster (tcp://HOST:PORT of `dask scheduler`)",
     )
-    p.add_argument("--store", metavar="FILE", help="SQLite store of finished subproblems: a rerun resumes from it")
+    p.add_argument(
+        "--store",
+        metavar="FILE",
+        help="SQLite store of finished subproblems: a rerun resumes from it (what another installation wrote, or "
+        "anyone altered, is searched again unless --trust names the store)",
+    )
     p.add_argument(
         "--log",
         metavar="FILE",
@@ -345,7 +366,8 @@ def add_commands(sub) -> None:
         default=[],
         help="take the lower bound that the proof record of FILE (given with --incumbent or --partial) "
         "claims, unchecked: a stage that a given tree meets is then settled with no search, and "
-        "the proof says it relies on FILE, with its SHA-256 (repeatable)",
+        "the proof says it relies on FILE, with its SHA-256 (repeatable); naming the --store believes "
+        "the bounds it holds from another installation, and the proof names the store",
     )
     p.add_argument(
         "--plan",
@@ -404,6 +426,14 @@ def add_commands(sub) -> None:
         help="SQLite store of this game (a solve's, strategy solve --store, or a new file): the exact "
         "values and bounds it holds are used where the lookahead meets them, and what the bound "
         "proves is kept there, so a rerun resumes from it",
+    )
+    p.add_argument(
+        "--trust",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="believe the bounds that the --store FILE holds from another installation (or altered), "
+        "unchecked: the result then says it relies on FILE, with its SHA-256",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")

@@ -11,7 +11,6 @@ checked against the game as they are read (`stored_result`).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from dataclasses import dataclass
 from typing import Sequence
@@ -21,6 +20,7 @@ import numpy as np
 from ..engine.exact import INF
 from ..engine.searcher import Costs
 from ..engine.table import GameTable, split
+from ..files import file_sha256, quote
 from ..rules import Game
 from ..tree.format import TreeDoc, TreeError, load, tree_node
 from ..tree.verify import impossible_question, verify
@@ -35,9 +35,15 @@ class Trusted:
     value: int
     file: str
     sha256: str
+    store: bool = False  # a store's bounds (`strategy solve --store S --trust S`), not a tree file's claim
 
     def record(self) -> dict:
-        return {"file": self.file, "sha256": self.sha256}
+        return {"file": self.file, "sha256": self.sha256, **({"store": True} if self.store else {})}
+
+    def said(self) -> str:
+        """What the proof relies on, for a line of its report."""
+        what = "the bounds stored in" if self.store else "the bound claimed by"
+        return f"{what} {quote(self.file)} (sha256 {self.sha256})"
 
 
 def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
@@ -153,10 +159,7 @@ def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool
         bounds = claimed_bounds(doc, consistent_only)
     except (KeyError, TypeError, ValueError):
         raise TreeError(f"{path!r}: a partial or proven tree without a valid bound in its generator") from None
-    h = hashlib.sha256()
-    with open(path, "rb") as f:  # the file as given (gzipped or not)
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    sha256 = file_sha256(path)
     out = {}
     for stage, bound in bounds.items():
         costs = objectives.from_name(stage)
@@ -165,7 +168,7 @@ def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool
             raise TreeError(
                 f"{path!r} claims a lower bound of {bound} on {stage}, above its own tree's {own}: not a proof"
             )
-        out[stage] = Trusted(bound, os.path.basename(path), h.hexdigest())
+        out[stage] = Trusted(bound, os.path.basename(path), sha256)
     return out
 
 

@@ -174,6 +174,7 @@ class Resources:
     log: str | None = None
     plan: Plan | str | None = None
     tt_bits: int | None = None
+    trust_store: bool = False  # the user vouches for the store: its rows are believed unsealed (the proof names it)
 
 
 @dataclass
@@ -224,7 +225,7 @@ class Session:
         self.consistent_only = consistent_only
         self.tt_bits = tt_bits if tt_bits is not None else tt_bits_for(gt.size)
         self.progress = progress
-        self.store = Store(store, gt.game, consistent_only) if store else None
+        self.store = Store(store, gt.game, consistent_only, resources.trust_store) if store else None
         self.stored_before = len(self.store) if self.store is not None else 0
         self._log = open(log, "a", buffering=1) if log else None
         self.run_id = f"{os.getpid()}-{int(time.time())}"
@@ -356,7 +357,11 @@ class Session:
         stage = d.spec.costs.name
         own, (known, source) = d.lower_bound(), self.known_bound(stage)
         lb = max(own, known)
-        relies_on = [*self.relies_on.values(), *([source] if known > own and source is not None else [])]
+        relies_on = [
+            *self.relies_on.values(),
+            *([source] if known > own and source is not None else []),
+            *self.store_relied_on(),
+        ]
         # in a later stage of a staged objective, the previous stage's tree keeps within the depth this stage
         # must respect; a tree known beforehand (an earlier run's, the consistent-only optimum) can be better
         # than the search's line at any node, and its subtrees are taken where they are
@@ -373,6 +378,12 @@ class Session:
             d.root.progress() / d.root.n,
             relies_on=[t.record() for t in {t.sha256: t for t in relies_on}.values()],
         )
+
+    def store_relied_on(self) -> list[Trusted]:
+        """The store, when the user trusts it and a row believed without this installation's seal was used."""
+        if self.store is None or not self.store.relied_on:
+            return []
+        return [Trusted(0, os.path.basename(self.store.path), self.store.sha256, store=True)]
 
     def close(self) -> None:
         try:
@@ -560,13 +571,12 @@ def solve_game(
             f"settled with no search: {', '.join(session.settled)} (a given tree meets the bound "
             f"known before the search)"
         )
-    if session.relies_on:
-        proven["relies_on"] = [t.record() for t in session.relies_on.values()]
-        lines.append(
-            "the proof relies on the bound claimed by "
-            + ", ".join(f"{quote(t.file)} (sha256 {t.sha256})" for t in session.relies_on.values())
-            + ", trusted with --trust"
-        )
+    relies_on = [*session.relies_on.values(), *session.store_relied_on()]
+    if relies_on:
+        proven["relies_on"] = [t.record() for t in relies_on]
+        lines.append(f"the proof relies on {', '.join(t.said() for t in relies_on)}, trusted with --trust")
+    if session.store is not None and session.store.unsealed:
+        lines.append(session.store.unsealed_line())
     seconds = time.perf_counter() - start
     c = session.counters
     run = {

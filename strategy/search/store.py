@@ -10,7 +10,13 @@ beside it for the log and the tools. A lookahead bound also keeps its own result
 (the objective's fingerprint with its levels and N), final or a bound: what it found, not what the set is
 worth, so no solve reads them.
 
-A store is a file from anywhere, so it runs no SQL of its own: its schema must be exactly the tables this tool
+A store is a file from anywhere, so what it holds is believed only where the game checks it or this installation
+wrote it: an exact value comes with its subtree, verified against the game as it is read (`search.known`); every
+row is sealed with a keyed hash under a key of this installation (`installation_key`), and a bound or a value
+used without its subtree is believed only with that seal, or when the user trusts the store (`trusted`: the proof
+then names the store with its SHA-256). A row sealed elsewhere, or altered, is searched again.
+
+It runs no SQL of its own: its schema must be exactly the tables this tool
 writes (no view, trigger, index, check or default of its own), functions in a schema are not trusted
 (`trusted_schema=OFF`), and Ctrl-C or SIGTERM stops a statement within milliseconds (a progress handler), for a
 store and every store `compact` and `merge` read.
@@ -21,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import hmac
 import os
 import re
 import sqlite3
@@ -29,16 +36,17 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import orjson
 
-from ..files import MAX_UNPACK_RATIO, FileError, quote, unpack_limit
+from ..files import MAX_UNPACK_RATIO, FileError, file_sha256, quote, unpack_limit
 from ..interrupts import Heard
 from ..rules import Game
 
 STORE_FORMAT = "strategy-store"
-STORE_VERSION = 1
+STORE_VERSION = 2  # 2: rows are sealed (version 1 stores are upgraded as they are opened, their rows unsealed)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
@@ -49,9 +57,12 @@ CREATE TABLE IF NOT EXISTS results (
     exact   INTEGER NOT NULL,   -- 1 exact (tree given; a lookahead's key: its final bound), 0 lower bound
     tree    BLOB,               -- zlib-compressed JSON subtree when exact
     seconds REAL NOT NULL,      -- work it took (summed over its tasks)
-    saved   REAL NOT NULL       -- when it was written (Unix time)
+    saved   REAL NOT NULL,      -- when it was written (Unix time)
+    seal    BLOB                -- keyed hash of the row by the installation that wrote it (see Store.seal)
 ) WITHOUT ROWID;
 """
+UPGRADE = "ALTER TABLE results ADD COLUMN seal BLOB"  # a version 1 store (no seals) to version 2
+COLUMNS = "key, size, depth, value, exact, tree, seconds, saved"  # a row as every version has it, then its seal
 
 
 def set_key(objective: str, d: int, S: np.ndarray) -> str:
@@ -86,42 +97,100 @@ def connect(path: str | os.PathLike, **options) -> tuple[sqlite3.Connection, Hea
 
 
 def _normalised(sql: str | None) -> str | None:
-    """A schema statement without its comments and with single spaces: the same table whatever its comments say."""
-    return None if sql is None else " ".join(re.sub(r"--[^\n]*", " ", sql).split())
+    """A schema statement without its comments and with single spaces, none around punctuation: the same table
+    whatever its comments and layout (SQLite's ALTER TABLE writes a column's definition as it likes)."""
+    if sql is None:
+        return None
+    return re.sub(r" ?([(),]) ?", r"\1", " ".join(re.sub(r"--[^\n]*", " ", sql).split()))
 
 
 @functools.cache
-def _schema() -> dict[tuple[str, str], str | None]:
-    """(type, name) -> normalised SQL of every schema object a store has, as SCHEMA makes them."""
+def _schema() -> dict[tuple[str, str], frozenset[str | None]]:
+    """(type, name) -> the normalised SQL a store's schema objects may have: as SCHEMA makes them, or as a version 1
+    store had them (before its upgrade, which makes them SCHEMA's)."""
     con = sqlite3.connect(":memory:")
     try:
         con.executescript(SCHEMA)
-        return {
-            (kind, name): _normalised(sql)
-            for kind, name, sql in con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
-        }
+        forms: dict[tuple[str, str], set[str | None]] = {}
+        for version in (2, 1):
+            if version == 1:
+                con.execute("ALTER TABLE results DROP COLUMN seal")
+            for kind, name, sql in con.execute("SELECT type, name, sql FROM sqlite_master").fetchall():
+                forms.setdefault((kind, name), set()).add(_normalised(sql))
+        return {k: frozenset(v) for k, v in forms.items()}
     finally:
         con.close()
 
 
-def check_schema(con: sqlite3.Connection, path: str | os.PathLike, schema: str = "main") -> None:
+def check_schema(con: sqlite3.Connection, path: str | os.PathLike, schema: str = "main") -> bool:
     """Refuse a store (`schema`: the name it is attached under) whose tables are not exactly this tool's, or that
     holds a view or a trigger: SQL of its own would run as it is read or written (an endless recursive view, a
-    trigger on every insert)."""
+    trigger on every insert). True when its rows have seals (version 2)."""
     rows = con.execute(f"SELECT type, name, tbl_name, sql FROM {schema}.sqlite_master").fetchall()
     expected = _schema()
+    sealed = False
     for kind, name, table, sql in rows:
         if kind in ("view", "trigger"):
             raise FileError(f"store {quote(path)} holds a {kind} ({name!r}): a store runs no SQL of its own")
-        if table in ("meta", "results") and expected.get((kind, name), "") != _normalised(sql):
+        if table in ("meta", "results") and _normalised(sql) not in expected.get((kind, name), ()):
             raise FileError(
                 f"store {quote(path)}: its {kind} {name!r} is not the one this tool writes "
                 f"(a store runs no SQL of its own)"
             )
+        sealed |= name == "results" and ",seal BLOB)" in (_normalised(sql) or "")
     present = {(kind, name) for kind, name, _, _ in rows}
     for kind, name in expected:
         if (kind, name) not in present:
             raise FileError(f"{quote(path)} is not a strategy store: it has no {kind} {name!r}")
+    return sealed
+
+
+def key_path() -> Path:
+    """Where this installation keeps the key its stores' rows are sealed with: $XDG_DATA_HOME/strategy/store.key
+    (~/.local/share by default)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "strategy" / "store.key"
+
+
+@functools.cache
+def installation_key(path: Path) -> bytes:
+    """The key at `path`, made (32 random bytes, readable by its owner only) the first time: written beside it and
+    linked into place, so that two processes starting at once share one key and none reads half of one."""
+    for _ in range(2):
+        try:
+            text = path.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError) as e:
+            raise FileError(f"cannot read this installation's store key {quote(path)}: {e}") from None
+        else:
+            if not re.fullmatch(r"[0-9a-f]{64}", text):
+                raise FileError(
+                    f"this installation's store key {quote(path)} is damaged: delete it (the rows it sealed are "
+                    f"then searched again, or believed with --trust)"
+                )
+            return bytes.fromhex(text)
+        part = path.with_name(f".{path.name}.{os.getpid()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(os.urandom(32).hex() + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(part, path)
+            except FileExistsError:
+                pass  # another process made it first: read theirs
+        except OSError as e:
+            raise FileError(
+                f"cannot keep this installation's store key at {quote(path)}: {e.strerror or e} "
+                f"(set XDG_DATA_HOME to a folder you can write)"
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
+    raise FileError(f"cannot keep this installation's store key at {quote(path)}")
 
 
 MAX_VALUE = 1 << 40  # the engine's INF: a value or bound above it is not one the search can have written
@@ -137,9 +206,11 @@ class Stored:
 
 
 class Store:
-    """A SQLite file of finished subproblems for one game and probe rule."""
+    """A SQLite file of finished subproblems for one game and probe rule. With `trusted`, the user vouches for it:
+    its rows are believed without this installation's seal (`relied_on` then says whether a proof used one, and
+    `sha256` names the store as the run found it)."""
 
-    def __init__(self, path: str | os.PathLike, game: Game, consistent_only: bool):
+    def __init__(self, path: str | os.PathLike, game: Game, consistent_only: bool, trusted: bool = False):
         self.path = os.fspath(path)
         self.identity = {
             "format": STORE_FORMAT,
@@ -147,6 +218,11 @@ class Store:
             "game": game.spec,
             "probes": "consistent" if consistent_only else "any",
         }
+        self.trusted = trusted
+        self.relied_on = False  # a row believed without this installation's seal (a trusted store's)
+        self.unsealed: set[str] = set()  # rows not believed: sealed elsewhere, or altered
+        self.sha256 = ""
+        self._key = installation_key(key_path())
         fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
         # not always used by the thread that opened it (a lookahead reads it from the threads it runs in, so that a
         # Ctrl-C stops it): `_lock` keeps them one at a time
@@ -158,9 +234,14 @@ class Store:
             if fresh:
                 self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
                 self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
-            self._check()  # before the journal mode is set: a file it refuses is left as it was, byte for byte
+            sealed = self._check()  # before the journal mode is set: a file it refuses is left as it was, byte for byte
+            if not sealed:  # version 1: its rows stay unsealed
+                self.con.executescript(f"BEGIN; {UPGRADE}; UPDATE meta SET value = '2' WHERE key = 'version'; COMMIT;")
             self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA synchronous=NORMAL")
+            if trusted:
+                self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every row in the file that is hashed
+                self.sha256 = file_sha256(self.path)
         except BaseException as e:
             self.con.close()  # no journal files left beside a file it refuses
             if isinstance(e, sqlite3.DatabaseError):
@@ -171,9 +252,10 @@ class Store:
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()  # the threads of one lookahead bound share the store
 
-    def _check(self) -> None:
+    def _check(self) -> bool:
+        """Refuse a file that is not a store of this game and probe rule; True when its rows have seals."""
         try:
-            check_schema(self.con, self.path)
+            sealed = check_schema(self.con, self.path)
             meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
             self.con.execute("SELECT count(*) FROM results").fetchone()
         except sqlite3.DatabaseError as e:
@@ -181,12 +263,44 @@ class Store:
             raise FileError(f"store {quote(self.path)} is damaged or not a store: {e}") from None
         if meta.get("format") != STORE_FORMAT:
             raise FileError(f"{quote(self.path)} is not a strategy store")
-        for field in ("version", "game", "probes"):
+        if meta.get("version") != ("2" if sealed else "1"):
+            raise FileError(
+                f"store {quote(self.path)} is for version {meta.get('version')!r}, not {self.identity['version']!r}"
+                f": use another file"
+            )
+        for field in ("game", "probes"):
             if meta.get(field) != self.identity[field]:
                 raise FileError(
                     f"store {quote(self.path)} is for {field} {meta.get(field)!r}, "
                     f"not {self.identity[field]!r}: use another file"
                 )
+        return sealed
+
+    def seal(self, key: str, value: int, exact: bool, has_tree: bool) -> bytes:
+        """The keyed hash that shows a row was written by this installation, for this store's game and probe rule:
+        nobody without the key can raise a stored bound and keep it believed."""
+        text = f"{self.identity['game']}|{self.identity['probes']}|{key}|{value}|{int(exact)}|{int(has_tree)}"
+        return hashlib.blake2b(text.encode(), key=self._key, digest_size=16).digest()
+
+    def believed(self, key: str, value: int, exact: bool, has_tree: bool, seal: object) -> bool:
+        """Whether a row read may be used as it says: sealed by this installation, or in a store the user trusts
+        (then the proof relies on the store). An exact value with its subtree is checked against the game by its
+        reader instead (`search.known.stored_result`)."""
+        if isinstance(seal, bytes) and hmac.compare_digest(seal, self.seal(key, value, exact, has_tree)):
+            return True
+        if self.trusted:
+            self.relied_on = True
+            return True
+        self.unsealed.add(key)
+        return False
+
+    def unsealed_line(self) -> str:
+        """What the user is told of the rows not believed."""
+        n = len(self.unsealed)
+        return (
+            f"store {quote(self.path)}: {n} stored result{'s' if n != 1 else ''} not sealed by this installation "
+            f"(written elsewhere, or altered) searched again; --trust {quote(self.path)} believes them"
+        )
 
     @contextlib.contextmanager
     def _statements(self):
@@ -214,19 +328,19 @@ class Store:
 
     def get(self, key: str) -> Stored | None:
         """The result stored for `key`, its fields checked for type and range (FileError naming the row when one is
-        not what a solve writes); whether an exact value's subtree holds is for the caller, who knows the set
-        (`search.known.stored_result`)."""
+        not what a solve writes); None when it is not believed (see `believed`). Whether an exact value's subtree
+        holds is for the caller, who knows the set (`search.known.stored_result`)."""
         with self._lock:
             for pending in reversed(self._pending):
                 if pending[0] == key:
                     return Stored(pending[3], bool(pending[4]), _unpack(pending[5]), pending[6])
             with self._statements():
                 row = self.con.execute(
-                    "SELECT value, exact, tree, seconds FROM results WHERE key = ?", (key,)
+                    "SELECT value, exact, tree, seconds, seal FROM results WHERE key = ?", (key,)
                 ).fetchone()
         if row is None:
             return None
-        value, exact, blob, seconds = row
+        value, exact, blob, seconds, seal = row
         self.check_value(key, value)
         if exact not in (0, 1) or isinstance(exact, float):
             raise self.refused(key, f"exact is {_shown(exact)}, not 0 or 1")
@@ -240,6 +354,8 @@ class Store:
             raise self.refused(key, f"its subtree cannot be read: {e}") from None
         if tree is not None and not isinstance(tree, dict):
             raise self.refused(key, "its subtree is not a node")
+        if not (exact and tree is not None) and not self.believed(key, value, bool(exact), tree is not None, seal):
+            return None
         return Stored(value, bool(exact), tree, float(seconds))
 
     def check_value(self, key: str, value: object) -> None:
@@ -256,20 +372,23 @@ class Store:
 
     def probe_values(self, key: str) -> dict[int, int]:
         """What the store proves of each first question of a set (the results keyed `key/probe`: an exact value
-        or a bound), in one range scan of the keys rather than a lookup per question."""
+        or a bound, believed as `believed` says: its subtree is not checked here), in one range scan of the keys
+        rather than a lookup per question."""
         prefix = f"{key}/"
         with self._lock:
             with self._statements():
                 rows = self.con.execute(
-                    "SELECT key, value FROM results WHERE key > ? AND key < ?", (prefix, f"{key}0")
+                    "SELECT key, value, exact, tree IS NOT NULL, seal FROM results WHERE key > ? AND key < ?",
+                    (prefix, f"{key}0"),
                 ).fetchall()  # '0' follows '/'
-            pending = [(row[0], row[3]) for row in self._pending if row[0].startswith(prefix)]
+            pending = [(row[0], row[3], row[4], row[5] is not None, row[8]) for row in self._pending]
         out: dict[int, int] = {}
-        for name, value in rows + pending:
+        for name, value, exact, has_tree, seal in rows + [row for row in pending if row[0].startswith(prefix)]:
             probe = name[len(prefix) :]
             if probe.isdigit():
                 self.check_value(name, value)
-                out[int(probe)] = max(out.get(int(probe), 0), value)
+                if self.believed(name, value, bool(exact), bool(has_tree), seal):
+                    out[int(probe)] = max(out.get(int(probe), 0), value)
         return out
 
     def put(self, key: str, size: int, depth: int, value: int, exact: bool, tree: dict | None, seconds: float) -> None:
@@ -277,10 +396,13 @@ class Store:
         the same rule in SQL)."""
         with self._lock:
             old = self.get(key)
+            if old is not None and not old.exact and exact and value < old.value:  # a trusted store's false claim
+                raise self.refused(key, f"it claims a lower bound of {old.value}, and the search found {value}")
             if old is not None and (old.exact or (not exact and old.value >= value)):
                 return
             blob = zlib.compress(orjson.dumps(tree), 6) if tree is not None else None
-            self._pending.append((key, size, depth, value, int(exact), blob, seconds, time.time()))
+            seal = self.seal(key, value, exact, tree is not None)
+            self._pending.append((key, size, depth, value, int(exact), blob, seconds, time.time(), seal))
             if len(self._pending) >= 200 or time.monotonic() - self._last_commit > 1.0:
                 self.commit()
 
@@ -292,7 +414,7 @@ class Store:
                 self.con.execute("BEGIN IMMEDIATE")
                 try:
                     self.con.executemany(
-                        "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending
+                        "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._pending
                     )
                     self.con.execute("COMMIT")
                 except BaseException:
@@ -336,14 +458,15 @@ def compact(
     )
 
     def copy(con: sqlite3.Connection) -> int:
+        sealed = {}
         for name, path in attached.items():
             con.execute(f"ATTACH DATABASE ? AS {name}", (os.fspath(path),))
-            check_schema(con, path, name)
+            sealed[name] = check_schema(con, path, name)
         con.execute("BEGIN")
-        con.execute("INSERT INTO meta SELECT * FROM source.meta")
+        _copy_meta(con)
         kept = con.execute(
-            "INSERT INTO results SELECT * FROM source.results s WHERE (s.exact = 1 OR s.seconds >= ? "
-            "OR s.depth = 0)" + new,
+            f"INSERT INTO results SELECT {_columns(sealed['source'])} FROM source.results s WHERE (s.exact = 1 "
+            "OR s.seconds >= ? OR s.depth = 0)" + new,
             (min_seconds,),
         ).rowcount
         con.execute("COMMIT")
@@ -356,10 +479,21 @@ def compact(
 
 # `Store.put`'s rule in SQL: a result of a set already there is replaced only if it is a bound and the new one is
 # exact or a higher bound (`WHERE true` lets SQLite read ON CONFLICT as the upsert, not as part of the SELECT)
-MERGE = """INSERT INTO results SELECT * FROM source.results WHERE true ON CONFLICT(key) DO UPDATE SET
+MERGE = """INSERT INTO results SELECT {columns} FROM source.results WHERE true ON CONFLICT(key) DO UPDATE SET
     size = excluded.size, depth = excluded.depth, value = excluded.value, exact = excluded.exact, tree = excluded.tree,
-    seconds = excluded.seconds, saved = excluded.saved
+    seconds = excluded.seconds, saved = excluded.saved, seal = excluded.seal
     WHERE results.exact = 0 AND (excluded.exact = 1 OR excluded.value > results.value)"""
+
+
+def _columns(sealed: bool) -> str:
+    """A source store's rows as a version 2 store holds them (a version 1 store's with no seal)."""
+    return f"{COLUMNS}, {'seal' if sealed else 'NULL'}"
+
+
+def _copy_meta(con: sqlite3.Connection) -> None:
+    """The attached source's identity, at this version (a copy of a version 1 store is upgraded as it is made)."""
+    con.execute("INSERT INTO meta SELECT * FROM source.meta")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(STORE_VERSION),))
 
 
 def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> int:
@@ -374,18 +508,18 @@ def merge(sources: Sequence[str | os.PathLike], target: str | os.PathLike) -> in
             if not os.path.isfile(source):
                 raise FileError(f"store {quote(os.fspath(source))} does not exist")
             con.execute("ATTACH DATABASE ? AS source", (os.fspath(source),))
-            check_schema(con, source, "source")
+            sealed = check_schema(con, source, "source")
             con.execute("BEGIN")
-            meta = sorted(con.execute("SELECT key, value FROM source.meta").fetchall())
+            meta = sorted(con.execute("SELECT key, value FROM source.meta WHERE key != 'version'").fetchall())
             if i == 0:
-                con.executemany("INSERT INTO meta VALUES (?, ?)", meta)
+                _copy_meta(con)
                 first = meta
             elif meta != first:
                 raise FileError(
                     f"store {quote(os.fspath(source))} is not of the game and probe rule of "
                     f"{quote(os.fspath(sources[0]))}"
                 )
-            con.execute(MERGE)
+            con.execute(MERGE.format(columns=_columns(sealed)))
             con.execute("COMMIT")
             con.execute("DETACH DATABASE source")
         return con.execute("SELECT count(*) FROM results").fetchone()[0]

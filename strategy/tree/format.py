@@ -190,7 +190,7 @@ POSITIVE: Check = ("a positive integer", lambda v: _is_int(v) and v >= 1)
 OBJECT: Check = ("an object", lambda v: isinstance(v, dict))
 SHARE: Check = ("a number from 0 to 1", lambda v: type(v) in (int, float) and 0 <= v <= 1)
 SHA256: Check = ("64 lowercase hexadecimal digits", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v))
-RELIES_ON = [{"file": STRING, "sha256": SHA256, "required": ("file", "sha256")}]
+RELIES_ON = [{"file": STRING, "sha256": SHA256, "store": BOOLEAN, "required": ("file", "sha256")}]
 PROVEN = {
     "total": NATURAL,
     "worst": NATURAL,

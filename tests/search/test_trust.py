@@ -8,6 +8,7 @@ in one line. Only `--trust FILE` takes a file's claim, and then the proof says s
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import zlib
 from pathlib import Path
@@ -120,11 +121,16 @@ def solved_store(tmp_path_factory) -> Path:
     return path
 
 
+def loosened(sql: str) -> bool:
+    """Whether the tampering writes NULL into a NOT NULL column (it needs a table of its own)."""
+    return "value = NULL" in sql or "seconds = NULL" in sql
+
+
 def tampered(solved_store: Path, tmp_path: Path, sql: str, *params) -> str:
     path = tmp_path / "s.db"
     path.write_bytes(solved_store.read_bytes())
     with sqlite3.connect(path) as con:
-        if "= NULL" in sql:  # NOT NULL keeps them out: only a table of its own holds them, and that is refused
+        if loosened(sql):  # NOT NULL keeps them out: only a table of its own holds them, and that is refused
             con.executescript(
                 "CREATE TABLE loose AS SELECT * FROM results; DROP TABLE results;ALTER TABLE loose RENAME TO results;"
             )
@@ -170,7 +176,6 @@ TAMPERING = {
         zlib.compress(b'{"guess": "0011"}'),
     ),
     "a subtree as text": (f"UPDATE results SET tree = 'x' WHERE key = {HEAVIEST}", "its tree is str"),
-    "an exact value with no subtree": (f"UPDATE results SET tree = ? WHERE key = {HEAVIEST}", "with no subtree", None),
 }
 
 
@@ -185,7 +190,7 @@ def test_a_tampered_store_row_is_refused_in_one_line(tmp_path, solved_store, cas
     r = run_cli(command, "--game", "mastermind:4x6", "--store", path, *extra)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    where = ": its table 'results'" if "= NULL" in sql else ", row '"  # a table of its own is refused whole
+    where = ": its table 'results'" if loosened(sql) else ", row '"  # a table of its own is refused whole
     assert lines[-1].startswith(f"strategy: error: store {path!r}{where}") and expect in lines[-1], lines[-1]
     assert "proved" not in r.stderr and "at least" not in r.stdout and not (tmp_path / "t.json").exists()
 
@@ -201,3 +206,101 @@ def test_an_untouched_store_proves_the_optimum_again(tmp_path, solved_store):
     assert out.read_bytes().split(b'"run"')[0] == solved_store.with_suffix(".json").read_bytes().split(b'"run"')[0]
     r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
     assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == OPTIMUM, r.stderr
+
+
+# rows a store from elsewhere could hold: nothing in them shows the change, so they are searched again
+ALTERED = {
+    "exact values made bounds raised by 100": "UPDATE results SET exact = 0, tree = NULL, value = value + 100",
+    "exact values with no subtree": "UPDATE results SET tree = NULL",
+    "seals moved to other rows": "UPDATE results SET exact = 0, tree = NULL, value = value + 100, "
+    "seal = (SELECT seal FROM results r WHERE r.key < results.key ORDER BY r.key DESC LIMIT 1)",
+}
+
+
+def sealed_elsewhere(r) -> bool:
+    return "not sealed by this installation (written elsewhere, or altered) searched again" in r.stderr
+
+
+@pytest.mark.parametrize("case", ALTERED)
+def test_a_bound_is_believed_only_with_this_installations_seal(tmp_path, solved_store, case):
+    """A stored bound cannot be checked short of the search it saves, so it is believed only when this
+    installation sealed it: raised bounds are searched again, and the bound stays at most the optimum (today's
+    main printed "at least 5725")."""
+    path = tampered(solved_store, tmp_path, ALTERED[case])
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path)
+    assert r.returncode == 0 and sealed_elsewhere(r), r.stderr
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
+    result = orjson.loads(r.stdout)
+    assert result["lower_bound"] <= OPTIMUM and result["relies_on"] == [] and result["not_believed"] > 0
+
+
+@pytest.mark.slow
+def test_a_solve_proves_the_optimum_again_from_raised_bounds(tmp_path, solved_store):
+    out = tmp_path / "t.json"
+    path = tampered(solved_store, tmp_path, ALTERED["exact values made bounds raised by 100"])
+    r = run_cli("solve", "--game", "mastermind:4x6", "--store", path, "--quiet", "-o", str(out))
+    assert solved_total(r, out) == OPTIMUM and sealed_elsewhere(r)
+    assert "relies_on" not in orjson.loads(out.read_bytes())["generator"]["proven"]
+
+
+def test_a_trusted_store_is_named_in_the_result_and_a_false_claim_is_refused(tmp_path, solved_store):
+    """`--trust` naming the store believes what it holds unsealed, and the result names the store with its
+    SHA-256; a solve that finds a tree below a trusted bound refuses the row rather than print either."""
+    path = tampered(solved_store, tmp_path, ALTERED["exact values made bounds raised by 100"])
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--trust", path, "--json")
+    assert r.returncode == 0, r.stderr
+    result = orjson.loads(r.stdout)
+    assert result["lower_bound"] == OPTIMUM + 100 and not sealed_elsewhere(r)
+    assert result["relies_on"] == [{"file": "s.db", "sha256": result["relies_on"][0]["sha256"], "store": True}]
+    out = tmp_path / "t.json"
+    r = run_cli("solve", "--game", "mastermind:4x6", "--store", path, "--trust", path, "--quiet", "-o", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and not out.exists(), r.stderr
+    assert re.search(r"row '[0-9a-f]+': it claims a lower bound of (\d+), and the search found (\d+)", r.stderr)
+
+
+def test_a_trusted_store_that_holds_true_bounds_is_named_in_the_proof(tmp_path, solved_store, monkeypatch):
+    """Sealed by another installation (another XDG_DATA_HOME), a store's bounds are searched again; trusted, they
+    are used, and the proof record says it relies on the store."""
+    path = tampered(solved_store, tmp_path, "UPDATE results SET exact = 0, tree = NULL WHERE depth = 0")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "elsewhere"))
+    out = tmp_path / "t.json"
+    r = run_cli("solve", "--game", "mastermind:4x6", "--store", path, "--trust", path, "--quiet", "-o", str(out))
+    proven = orjson.loads(out.read_bytes())["generator"]["proven"] if r.returncode == 0 else {}
+    assert solved_total(r, out) == OPTIMUM and proven["relies_on"][0]["store"] is True, r.stderr
+    assert f"the proof relies on the bounds stored in 's.db' (sha256 {proven['relies_on'][0]['sha256']})" in r.stderr
+    assert (tmp_path / "elsewhere" / "strategy" / "store.key").stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize("key", ["a folder in its place", "damaged", "a file in the way"])
+def test_a_key_that_cannot_be_kept_or_read_is_one_line(tmp_path, key, monkeypatch):
+    home = tmp_path / "home"
+    if key == "a file in the way":
+        home.write_text("")
+    else:
+        (home / "strategy" / "store.key").mkdir(parents=True) if key.startswith("a folder") else None
+        if key == "damaged":
+            (home / "strategy").mkdir(parents=True)
+            (home / "strategy" / "store.key").write_text("not hex\n")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    r = run_cli("bound", "--game", "bulls:3x6", "--levels", "1", "--store", str(tmp_path / "s.db"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and "store key" in r.stderr, r.stderr
+
+
+def test_a_version_1_store_is_upgraded_and_its_exact_results_still_count(tmp_path, solved_store):
+    """A store written before seals (version 1) opens as version 2: its subtrees are checked as before and used,
+    its bounds are searched again, and compact and merge read it."""
+    from strategy.search.store import compact, merge
+
+    path = tampered(solved_store, tmp_path, "ALTER TABLE results DROP COLUMN seal")
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'version'")
+    for copy, made in (("c.db", lambda t: compact(path, t, 0.0)), ("m.db", lambda t: merge([path], t))):
+        assert made(tmp_path / copy) > 10
+        with sqlite3.connect(tmp_path / copy) as con:
+            assert con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
+            assert con.execute("SELECT count(*) FROM results WHERE seal IS NOT NULL").fetchone() == (0,)
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == OPTIMUM, r.stderr
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
