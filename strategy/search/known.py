@@ -36,6 +36,11 @@ class Trusted:
     file: str
     sha256: str
     store: bool = False  # a store's bounds (`strategy solve --store S --trust S`), not a tree file's claim
+    inherited: tuple[Trusted, ...] = ()  # what the file's own proof relied on: a proof that uses it relies on them too
+
+    def chain(self) -> list[Trusted]:
+        """This file and every file its claim relied on, in turn."""
+        return [self, *(t for parent in self.inherited for t in parent.chain())]
 
     def record(self) -> dict:
         return {"file": self.file, "sha256": self.sha256, **({"store": True} if self.store else {})}
@@ -160,6 +165,11 @@ def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool
     except (KeyError, TypeError, ValueError):
         raise TreeError(f"{path!r}: a partial or proven tree without a valid bound in its generator") from None
     sha256 = file_sha256(path)
+    g = doc.generator
+    inherited = tuple(
+        Trusted(0, r["file"], r["sha256"], bool(r.get("store")))
+        for r in (g.get("relies_on") or (g.get("proven") or {}).get("relies_on") or [])
+    )  # the loader checked their types
     out = {}
     for stage, bound in bounds.items():
         costs = objectives.from_name(stage)
@@ -168,7 +178,7 @@ def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool
             raise TreeError(
                 f"{path!r} claims a lower bound of {bound} on {stage}, above its own tree's {own}: not a proof"
             )
-        out[stage] = Trusted(bound, os.path.basename(path), sha256)
+        out[stage] = Trusted(bound, os.path.basename(path), sha256, inherited=inherited)
     return out
 
 

@@ -305,7 +305,7 @@ class Session:
             if cost <= bound:
                 self.settled.append(costs.name)
                 if source is not None:
-                    self.relies_on[source.sha256] = source
+                    self.relies_on.update((t.sha256, t) for t in source.chain())
                 self.last_tree = tree
                 return Outcome(cost, True, tree, cost, 0, 0, 0.0, 0)
             beta = min(beta, cost + 1)
@@ -359,7 +359,7 @@ class Session:
         lb = max(own, known)
         relies_on = [
             *self.relies_on.values(),
-            *([source] if known > own and source is not None else []),
+            *(source.chain() if known > own and source is not None else []),
             *self.store_relied_on(),
         ]
         # in a later stage of a staged objective, the previous stage's tree keeps within the depth this stage

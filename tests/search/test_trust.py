@@ -80,6 +80,26 @@ def test_a_trusted_file_is_named_in_the_proof_with_its_sha256(tmp_path, entropy)
     assert proven == {"total": ENTROPY, "relies_on": [{"file": "forged.json", "sha256": digest}]}
 
 
+@pytest.mark.parametrize("objective", ["total", "partial"])
+def test_a_proof_relies_on_what_a_trusted_file_relied_on(tmp_path, entropy, objective):
+    """Trust is passed on: a trusted file whose own proof relied on another file (or a store) brings that one
+    into the new proof too, not only its own name."""
+    upstream = [{"file": "upstream.json", "sha256": "ab" * 32}, {"file": "s.db", "sha256": "cd" * 32, "store": True}]
+    claim = (
+        {"proven": {"total": ENTROPY, "relies_on": upstream}}
+        if objective == "total"
+        else {**FORGERIES["a lower bound"][1], "relies_on": upstream}
+    )
+    path = forged(tmp_path, entropy, "forged.json", objective, claim)
+    out = tmp_path / "t.json"
+    r = run_cli("solve", "--game", "mastermind:4x6", "--incumbent", path, "--trust", path, "--quiet", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    relies_on = orjson.loads(out.read_bytes())["generator"]["proven"]["relies_on"]
+    assert relies_on == [{"file": "forged.json", "sha256": digest}, *upstream]
+    assert "the bounds stored in 's.db'" in r.stderr and "the bound claimed by 'upstream.json'" in r.stderr
+
+
 def test_a_trusted_claim_above_its_own_tree_is_refused(tmp_path, entropy):
     path = forged(tmp_path, entropy, "forged.json", *FORGERIES["a bound above its own total"])
     r = run_cli(
