@@ -31,6 +31,7 @@ import hmac
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 import zlib
@@ -96,6 +97,17 @@ def connect(path: str | os.PathLike, **options) -> tuple[sqlite3.Connection, Hea
     return con, heard
 
 
+def schema_statements() -> list[str]:
+    """SCHEMA's statements one by one (to run inside a transaction of the caller's, which a script would end)."""
+    out, part = [], ""
+    for line in SCHEMA.splitlines(keepends=True):
+        part += line
+        if sqlite3.complete_statement(part):
+            out.append(part)
+            part = ""
+    return out
+
+
 def _normalised(sql: str | None) -> str | None:
     """A schema statement without its comments and with single spaces, none around punctuation: the same table
     whatever its comments and layout (SQLite's ALTER TABLE writes a column's definition as it likes)."""
@@ -148,8 +160,13 @@ def check_schema(con: sqlite3.Connection, path: str | os.PathLike, schema: str =
 def key_path() -> Path:
     """Where this installation keeps the key its stores' rows are sealed with: $XDG_DATA_HOME/strategy/store.key
     (~/.local/share by default)."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG specification says to use the default
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / "strategy" / "store.key"
+
+
+KEY_FILE_BYTES = 65  # 64 hexadecimal digits and a newline
 
 
 @functools.cache
@@ -158,7 +175,10 @@ def installation_key(path: Path) -> bytes:
     linked into place, so that two processes starting at once share one key and none reads half of one."""
     for _ in range(2):
         try:
-            text = path.read_text(encoding="ascii").strip()
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block, /dev/zero would never end
+                raise FileError(f"this installation's store key {quote(path)} is not a file: delete it")
+            with open(path, "rb") as f:
+                text = f.read(KEY_FILE_BYTES + 1).decode("ascii").strip()
         except FileNotFoundError:
             pass
         except (OSError, UnicodeDecodeError) as e:
@@ -223,7 +243,6 @@ class Store:
         self.unsealed: set[str] = set()  # rows not believed: sealed elsewhere, or altered
         self.sha256 = ""
         self._key = installation_key(key_path())
-        fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
         # not always used by the thread that opened it (a lookahead reads it from the threads it runs in, so that a
         # Ctrl-C stops it): `_lock` keeps them one at a time
         try:
@@ -231,19 +250,25 @@ class Store:
         except sqlite3.DatabaseError as e:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         try:
-            if fresh:
-                self.con.executescript("BEGIN;" + SCHEMA + "COMMIT;")
+            if trusted:  # the file as given (with what SQLite's journal of a killed run holds folded in first)
+                if os.path.exists(f"{self.path}-wal") and os.path.getsize(f"{self.path}-wal") > 0:
+                    self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self.sha256 = file_sha256(self.path) if os.path.exists(self.path) else file_sha256(os.devnull)
+            # one run at a time makes, checks or upgrades it (two solves may start on one new store at once); a file
+            # it refuses is left as it was, byte for byte (the journal mode is set only after the checks)
+            self.con.execute("BEGIN IMMEDIATE")
+            if self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                for statement in schema_statements():
+                    self.con.execute(statement)
                 self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(self.identity.items()))
-            sealed = self._check()  # before the journal mode is set: a file it refuses is left as it was, byte for byte
-            if not sealed:  # version 1: its rows stay unsealed
-                self.con.executescript(f"BEGIN; {UPGRADE}; UPDATE meta SET value = '2' WHERE key = 'version'; COMMIT;")
+            if not self._check():  # version 1: its rows stay unsealed
+                self.con.execute(UPGRADE)
+                self.con.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(STORE_VERSION),))
+            self.con.execute("COMMIT")
             self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA synchronous=NORMAL")
-            if trusted:
-                self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every row in the file that is hashed
-                self.sha256 = file_sha256(self.path)
         except BaseException as e:
-            self.con.close()  # no journal files left beside a file it refuses
+            self.con.close()  # no journal files left beside a file it refuses (closing rolls back what is open)
             if isinstance(e, sqlite3.DatabaseError):
                 self._heard.raise_heard()
                 raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
@@ -284,8 +309,9 @@ class Store:
 
     def believed(self, key: str, value: int, exact: bool, has_tree: bool, seal: object) -> bool:
         """Whether a row read may be used as it says: sealed by this installation, or in a store the user trusts
-        (then the proof relies on the store). An exact value with its subtree is checked against the game by its
-        reader instead (`search.known.stored_result`)."""
+        (then the proof relies on the store). An exact value's subtree is checked against the game besides
+        (`search.known.stored_result`), but that shows only that the value can be reached, not that it is the
+        least: the seal (or the user's trust) is what stands for the search behind it."""
         if isinstance(seal, bytes) and hmac.compare_digest(seal, self.seal(key, value, exact, has_tree)):
             return True
         if self.trusted:
@@ -354,7 +380,7 @@ class Store:
             raise self.refused(key, f"its subtree cannot be read: {e}") from None
         if tree is not None and not isinstance(tree, dict):
             raise self.refused(key, "its subtree is not a node")
-        if not (exact and tree is not None) and not self.believed(key, value, bool(exact), tree is not None, seal):
+        if not self.believed(key, value, bool(exact), tree is not None, seal):
             return None
         return Stored(value, bool(exact), tree, float(seconds))
 

@@ -126,7 +126,39 @@ def verify(doc: TreeDoc) -> Stats:
                     stored=doc.stats.get(key),
                     measured=value,
                 )
+    _check_record(doc, stats)
     return stats
+
+
+def _check_record(doc: TreeDoc, stats: Stats) -> None:
+    """A proof record's figures about the tree itself must be what the walk gives: a solved tree's proven least
+    total (or worst case, or fewest at it) is its own, and an interrupted solve's lower bound is at most its own
+    total. This does not prove the claim (only a solve does, see `strategy solve`), but a record that contradicts its
+    own tree is refused (VerifyError, kind `record`)."""
+    g = doc.generator
+    proven = g.get("proven") or {}
+    claims: list[tuple[str, object, object]] = []  # (field, claimed, what the tree gives)
+    if doc.objective in ("total", "worst") or doc.objective.startswith("total-max-depth-"):
+        claims.append(("proven.total", proven.get("total"), stats.total))
+    if doc.objective.startswith("total-max-depth-") and "max_depth" in proven and stats.worst > proven["max_depth"]:
+        claims.append(("proven.max_depth", proven["max_depth"], stats.worst))
+    if doc.objective in ("worst", "worst-then-fewest"):
+        claims.append(("proven.worst", proven.get("worst"), stats.worst))
+    if doc.objective == "worst-then-fewest":
+        claims.append(("proven.fewest_at_worst", proven.get("fewest_at_worst"), stats.depth_counts[stats.worst]))
+    if doc.objective == "partial" and g.get("bound_of") == "total" and isinstance(g.get("lower_bound"), int):
+        if g["lower_bound"] > stats.total:
+            claims.append(("lower_bound", g["lower_bound"], stats.total))
+    for name, claimed, measured in claims:
+        if claimed is not None and claimed != measured:
+            raise VerifyError(
+                f"its proof record says {name} = {claimed} but the tree gives {measured}: the record does not "
+                f"describe this tree",
+                "record",
+                field=name,
+                stored=claimed,
+                measured=measured,
+            )
 
 
 _VERIFIED: dict[tuple[str, int, int], Stats] = {}

@@ -7,16 +7,20 @@ in one line. Only `--trust FILE` takes a file's claim, and then the proof says s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
 import orjson
 import pytest
 
-from ..conftest import run_cli
+from ..conftest import ROOT, run_cli
 
 OPTIMUM, ENTROPY = 5625, 5722
 
@@ -149,7 +153,7 @@ def loosened(sql: str) -> bool:
 def tampered(solved_store: Path, tmp_path: Path, sql: str, *params) -> str:
     path = tmp_path / "s.db"
     path.write_bytes(solved_store.read_bytes())
-    with sqlite3.connect(path) as con:
+    with contextlib.closing(sqlite3.connect(path)) as con, con:  # closed: the file holds it all, no WAL beside
         if loosened(sql):  # NOT NULL keeps them out: only a table of its own holds them, and that is refused
             con.executescript(
                 "CREATE TABLE loose AS SELECT * FROM results; DROP TABLE results;ALTER TABLE loose RENAME TO results;"
@@ -160,10 +164,6 @@ def tampered(solved_store: Path, tmp_path: Path, sql: str, *params) -> str:
 
 HEAVIEST = "(SELECT key FROM results WHERE exact = 1 AND tree IS NOT NULL ORDER BY size DESC LIMIT 1)"
 TAMPERING = {
-    "exact values raised by 100": (
-        "UPDATE results SET value = value + 100 WHERE exact = 1",
-        "is not its subtree's cost",
-    ),
     "a value as text": (f"UPDATE results SET value = 'many' WHERE key = {HEAVIEST}", "value is str"),
     "a NULL value": (f"UPDATE results SET value = NULL WHERE key = {HEAVIEST}", "is not the one this tool writes"),
     "NULL seconds": (f"UPDATE results SET seconds = NULL WHERE key = {HEAVIEST}", "is not the one this tool writes"),
@@ -230,6 +230,7 @@ def test_an_untouched_store_proves_the_optimum_again(tmp_path, solved_store):
 
 # rows a store from elsewhere could hold: nothing in them shows the change, so they are searched again
 ALTERED = {
+    "exact values raised by 100": "UPDATE results SET value = value + 100 WHERE exact = 1",
     "exact values made bounds raised by 100": "UPDATE results SET exact = 0, tree = NULL, value = value + 100",
     "exact values with no subtree": "UPDATE results SET tree = NULL",
     "seals moved to other rows": "UPDATE results SET exact = 0, tree = NULL, value = value + 100, "
@@ -291,16 +292,23 @@ def test_a_trusted_store_that_holds_true_bounds_is_named_in_the_proof(tmp_path, 
     assert (tmp_path / "elsewhere" / "strategy" / "store.key").stat().st_mode & 0o077 == 0
 
 
-@pytest.mark.parametrize("key", ["a folder in its place", "damaged", "a file in the way"])
+KEYS = {
+    "a folder in its place": lambda key: key.mkdir(),
+    "damaged": lambda key: key.write_text("not hex\n"),
+    "a FIFO": lambda key: os.mkfifo(key),
+    "a link to /dev/zero": lambda key: key.symlink_to("/dev/zero"),
+}
+
+
+@pytest.mark.parametrize("key", [*KEYS, "a file in the way"])
 def test_a_key_that_cannot_be_kept_or_read_is_one_line(tmp_path, key, monkeypatch):
+    """The key file is read only when it is a small regular file: a FIFO would block, /dev/zero never ends."""
     home = tmp_path / "home"
     if key == "a file in the way":
         home.write_text("")
     else:
-        (home / "strategy" / "store.key").mkdir(parents=True) if key.startswith("a folder") else None
-        if key == "damaged":
-            (home / "strategy").mkdir(parents=True)
-            (home / "strategy" / "store.key").write_text("not hex\n")
+        (home / "strategy").mkdir(parents=True)
+        KEYS[key](home / "strategy" / "store.key")
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
     r = run_cli("bound", "--game", "bulls:3x6", "--levels", "1", "--store", str(tmp_path / "s.db"))
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
@@ -313,14 +321,62 @@ def test_a_version_1_store_is_upgraded_and_its_exact_results_still_count(tmp_pat
     from strategy.search.store import compact, merge
 
     path = tampered(solved_store, tmp_path, "ALTER TABLE results DROP COLUMN seal")
-    with sqlite3.connect(path) as con:
+    with contextlib.closing(sqlite3.connect(path)) as con, con:
         con.execute("UPDATE meta SET value = '1' WHERE key = 'version'")
     for copy, made in (("c.db", lambda t: compact(path, t, 0.0)), ("m.db", lambda t: merge([path], t))):
         assert made(tmp_path / copy) > 10
         with sqlite3.connect(tmp_path / copy) as con:
             assert con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
             assert con.execute("SELECT count(*) FROM results WHERE seal IS NOT NULL").fetchone() == (0,)
+    given = Path(path).read_bytes()
+    copy = tmp_path / "v1.db"
+    copy.write_bytes(given)
     r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
-    assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == OPTIMUM, r.stderr
+    assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] <= OPTIMUM, r.stderr
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
+    # trusted, it is named by the SHA-256 of the file as given, before its upgrade
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", str(copy), "--trust", str(copy))
+    assert r.returncode == 0 and f"(sha256 {hashlib.sha256(given).hexdigest()})" in r.stdout, r.stdout
+
+
+def test_an_exact_row_is_believed_only_with_its_seal(tmp_path, solved_store, entropy):
+    """A subtree shows that its value can be reached, not that it is the least: an unsealed exact row holding the
+    entropy tree (5722) at the root is searched again (a forged store proved 5722 before seals covered exact rows)."""
+    path = tampered(
+        solved_store,
+        tmp_path,
+        "UPDATE results SET value = ?, tree = ?, seal = NULL WHERE depth = 0 AND size = 1296 AND exact = 1",
+        ENTROPY,
+        zlib.compress(orjson.dumps(entropy["tree"])),
+    )
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
+    assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] <= OPTIMUM, r.stderr
+    out = tmp_path / "t.json"
+    r = run_cli("solve", "--game", "mastermind:4x6", "--store", path, "--quiet", "-o", str(out))
+    assert solved_total(r, out) == OPTIMUM and sealed_elsewhere(r)
+
+
+def test_two_runs_may_create_one_store_at_once(tmp_path):
+    """Two runs started on one new store both use it (one of them failed on a UNIQUE constraint 1 time in 4)."""
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "strategy", "bound", "--game", "bulls:3x6", "--levels", "1", "--store", str(store)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        for store in [tmp_path / f"s{i // 2}.db" for i in range(8)]
+    ]
+    for run in runs:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0 and "at least" in out, err
+
+
+def test_a_relative_data_home_is_ignored(tmp_path, monkeypatch):
+    """The XDG specification says a relative XDG_DATA_HOME is ignored: the key does not follow the current folder."""
+    from strategy.search.store import key_path
+
+    monkeypatch.setenv("XDG_DATA_HOME", "relative")
+    assert key_path().is_absolute() and "relative" not in key_path().parts

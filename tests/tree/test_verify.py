@@ -69,3 +69,51 @@ def test_a_tree_file_is_walked_again_when_it_changes(tmp_path):
     save(broken(lambda t: t["next"].pop("0,2")), path)
     with pytest.raises(VerifyError, match="secret 10 is not solved"):
         verify_file(path)
+
+
+RECORDS = {
+    "a least total below the tree's": ("mastermind-4x6-total.json", ("proven", "total"), 5600),
+    "a worst case above the tree's": ("mastermind-4x8-worst.json", ("proven", "worst"), 7),
+    "fewer at the worst depth": ("mastermind-4x8-worst-then-fewest.json", ("proven", "fewest_at_worst"), 700),
+    "a depth bound the tree breaks": ("mastermind-4x6-total-within-5.json", ("proven", "max_depth"), 4),
+}
+
+
+@pytest.mark.parametrize("case", RECORDS)
+@pytest.mark.parametrize("command", ["verify", "html"])
+def test_a_proof_record_that_contradicts_its_tree_is_refused(tmp_path, case, command):
+    """`verify` passed a tree whose record claimed a least total of 400 under its own 436, and `html` showed the
+    claim: a record must at least describe the tree it comes with."""
+    import orjson
+
+    from ..conftest import TREES, run_cli
+
+    name, (section, field), claimed = RECORDS[case]
+    doc = orjson.loads((TREES / name).read_bytes())
+    doc["generator"][section][field] = claimed
+    path = tmp_path / name
+    path.write_bytes(orjson.dumps(doc))
+    extra = ["--json"] if command == "verify" else ["-o", str(tmp_path / "t.html")]
+    r = run_cli(command, str(path), *extra)
+    assert r.returncode == (1 if command == "verify" else 2) and "Traceback" not in r.stderr, r.stderr
+    assert f"its proof record says proven.{field} = {claimed}" in r.stderr
+    if command == "verify":
+        assert orjson.loads(r.stdout)["failure"]["kind"] == "record"
+    else:
+        assert not (tmp_path / "t.html").exists()
+
+
+def test_a_partial_tree_may_not_claim_a_bound_above_its_own_total(tmp_path):
+    import orjson
+
+    from strategy.tree.format import load
+
+    from ..conftest import TREES
+
+    doc = orjson.loads((TREES / "mastermind-4x6-total.json").read_bytes())
+    doc["objective"] = "partial"
+    doc["generator"] = {"tool": "t", "lower_bound": 5700, "bound_of": "total", "objective_of_the_search": "total"}
+    path = tmp_path / "p.json"
+    path.write_bytes(orjson.dumps(doc))
+    with pytest.raises(VerifyError, match="lower_bound = 5700 but the tree gives 5625"):
+        verify(load(path))
