@@ -51,6 +51,8 @@ def warm_up(part: str, strategy: str = "entropy") -> None:
     from .rules import parse_game
 
     game = parse_game(WARM_UP_GAME)
+    if part in ("search", "bound", "analyse"):
+        _search_kernels(game)
     if part == "search":
         _search(game)
     elif part == "fallback":  # an interrupted solve's best tree falls back on greedy trees where it searched none
@@ -99,16 +101,92 @@ def in_background(part: str) -> None:
         f"import os; os.nice(10); from strategy import warmup\ntry: warmup.warm_up({part!r})\n"
         f"finally: os.unlink({marker!r})"
     )
-    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds this package
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")])))
     subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
+        # a group of its own, so that a Ctrl-C at the terminal does not reach it; in this session still, where its
+        # low priority counts (a session of its own would have a fair share of its own: half the machine)
+        preexec_fn=os.setpgrp,
+        env=_child_env(),
     )
+
+
+# the first lines of a helper process given its parent's pid: on Linux the kernel kills it when the parent ends
+# (prctl PR_SET_PDEATHSIG, SIGKILL), before it imports anything; a parent gone already ends it at once
+ORPHANLESS = (
+    "import os, sys\ntry:\n    import ctypes; ctypes.CDLL(None).prctl(1, 9)\nexcept Exception:\n    pass\n"
+    "if os.getppid() != int(sys.argv[1]):\n    os._exit(1)\n"
+)
+
+
+def _search_kernels(game) -> None:
+    """The exact search's two largest kernels at once: `probe_bounds` in a process of its own while this one compiles
+    `solve`, which calls it through its address (`searcher.ProbeBoundsFn`) and so compiles without it. Each takes
+    about as long as the other; one after the other they were most of a first run."""
+    import os
+    import subprocess
+    import sys
+
+    from .engine import compiled, exact
+
+    helper = None
+    if not compiled(exact, "probe_bounds"):
+        helper = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                ORPHANLESS + "from strategy import warmup; warmup.compile_probe_bounds()",
+                str(os.getpid()),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_child_env(),
+        )
+    try:
+        if not compiled(exact, "solve"):
+            exact.solve.compile(_engine(game).solve_types())
+    finally:
+        if helper is not None:
+            helper.wait()  # its result is in numba's cache; if it failed, the first call compiles it here
+
+
+def compile_probe_bounds() -> None:
+    """`probe_bounds` for the warm-up game's engine (see `_search_kernels`), in a process that ends with its parent
+    (`ORPHANLESS`): a compile nobody waits for any more is not left running."""
+    import os
+    import sys
+    import threading
+    import time
+
+    from .rules import parse_game
+
+    def watch() -> None:  # where the kernel cannot end it with its parent
+        while os.getppid() == int(sys.argv[1]):
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    _engine(parse_game(WARM_UP_GAME)).probe_bounds_fn.__wrapper_address__()
+
+
+def _engine(game):
+    """An engine of the warm-up game under the least total."""
+    from .engine.searcher import Engine, Spec
+    from .engine.table import game_table
+    from .search import objectives
+
+    return Engine(game_table(game), Spec(game, objectives.total(), False, tt_bits=4))
+
+
+def _child_env() -> dict:
+    """The environment of a process of this package's own: it imports this package, from wherever this one was."""
+    import os
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds this package
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")])))
 
 
 def _search(game) -> None:
@@ -118,15 +196,13 @@ def _search(game) -> None:
     import numpy as np
 
     from .engine import exact
-    from .engine.searcher import Engine, Spec
     from .engine.table import game_table
-    from .search import objectives
     from .search.solve import Resources, min_depth_bound, solve_game
 
     gt = game_table(game)
     solve_game(gt, "total", Resources(jobs=1, plan="coarse"), progress=False)
     min_depth_bound(gt)
-    engine = Engine(gt, Spec(game, objectives.total(), False, tt_bits=4))
+    engine = _engine(game)
     for n in (exact.BYTES_MAX, gt.size):
         engine.branching(np.arange(n, dtype=np.int32))
 

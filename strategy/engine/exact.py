@@ -1631,8 +1631,12 @@ def solve(
     only_probe,
     control,
     live,
+    probe_bounds_fn,
 ):
     """(value, probe) of S at depth d if value < beta; otherwise (lower bound >= beta, -1).
+
+    `probe_bounds_fn` is `probe_bounds` as a first-class function (see `searcher.probe_bounds_fn`): called through
+    its address, so that this kernel compiles without it, and the two compile at once in two processes.
 
     `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).
     `only_probe` >= 0 evaluates that first question alone (nothing is stored for S then).
@@ -1695,7 +1699,7 @@ def solve(
         if lb[0] >= beta:
             return lb[0], -1
     else:
-        probes, lb, sq, ex, b_here, stop, fail_lb = probe_bounds(
+        probes, lb, sq, ex, b_here, stop, fail_lb = probe_bounds_fn(
             table,
             codes,
             masks,
@@ -1828,6 +1832,7 @@ def solve(
                     no_probe,
                     control,
                     no_live,
+                    probe_bounds_fn,
                 )
                 if control[K_STOP] != 0:
                     return INF, -1

@@ -9,8 +9,12 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
+from typing import Any
 
+import numba.experimental.function_type  # noqa: F401  (registers the typing of WrapperAddressProtocol objects)
 import numpy as np
+from numba import typeof, types
+from numba.core.types import WrapperAddressProtocol
 
 from ..interrupts import Stopped, wait_for
 from ..rules import Game
@@ -50,6 +54,32 @@ class Costs:
     def key(self) -> str:
         """A short fingerprint of the objective, for store keys and logs."""
         return hashlib.sha256(repr((self.head, self.tail, self.cap)).encode()).hexdigest()[:16]
+
+
+class ProbeBoundsFn(WrapperAddressProtocol):
+    """`exact.probe_bounds` as a first-class function for the argument types of one engine: the search calls it
+    through its address, so that `exact.solve` compiles without compiling it, and a first run compiles the two at
+    once in two processes (`warmup`)."""
+
+    def __init__(self, argtypes: tuple):
+        probes = argtypes[4]  # every probe, of the dtype the probes returned have
+        vector = types.Array(types.int64, 1, "C")
+        returned = (types.Array(probes.dtype, 1, "C"), vector, vector, types.Array(types.bool_, 1, "C"))
+        self._sig = types.Tuple((*returned, types.int64, types.int64, types.int64))(*argtypes)
+        self._address: int | None = None
+
+    def signature(self):
+        return self._sig
+
+    def __wrapper_address__(self) -> int:
+        """The compiled kernel's address (compiled, or loaded from numba's cache, the first time)."""
+        if self._address is None:
+            # compiled for the arguments alone, as a call from Python is (one entry in numba's cache, not two); numba
+            # then refuses a result of another shape than the signature says
+            exact.probe_bounds.compile(self._sig.args)
+            result: Any = exact.probe_bounds.get_compile_result(self._sig)
+            self._address = result.library.get_pointer_to_function(result.fndesc.llvm_cfunc_wrapper_name)
+        return self._address
 
 
 def levels_for(n_codes: int) -> int:
@@ -93,6 +123,12 @@ class Engine:
         self.classes = exact.make_class_cache(gt.size)
         self.scratch = exact.make_scratch(gt.size, len(gt.answers))
         self.content = exact.make_content(gt.table, gt.codes, game.symbols, gt.answers)
+        S, d, history = types.Array(types.int32, 1, "C"), types.int64, types.Array(types.int64, 1, "C")
+        self.probe_bounds_fn = ProbeBoundsFn(
+            tuple(typeof(a) for a in (gt.table, gt.codes, gt.masks, self.perms, self.all_probes, self.params))
+            + (typeof(self.zs), typeof(self.classes), typeof(self.counters), S, d, d, typeof(self.bounds), history)
+            + (d, d, typeof(self.scratch))
+        )
 
     @property
     def root_branching(self) -> int:
@@ -172,17 +208,30 @@ class Engine:
         a threaded search still running at `deadline` (time.perf_counter()) stops there (Stopped)."""
         control = self.control if control is None else control
         args = self._args() + (
-            S,
+            np.ascontiguousarray(S, dtype=np.int32),  # the types `probe_bounds_fn` is declared for
             np.int64(d),
             np.int64(beta),
-            history,
+            np.ascontiguousarray(history, dtype=np.int64),
             np.int64(b),
             np.int64(-1),
             np.int64(probe),
             control,
             np.int64(1 if live else 0),
+            self.probe_bounds_fn,
         )
         return self._threaded(exact.solve, args, control, threaded, deadline)
+
+    def solve_types(self) -> tuple:
+        """The argument types of `exact.solve` as this engine calls it: what a first run compiles it for."""
+        return tuple(typeof(a) for a in self._args()) + (
+            types.Array(types.int32, 1, "C"),
+            *(types.int64,) * 2,
+            types.Array(types.int64, 1, "C"),
+            *(types.int64,) * 3,
+            typeof(self.control),
+            types.int64,
+            typeof(self.probe_bounds_fn),
+        )
 
     def _threaded(self, fn, args, control, threaded: bool = True, deadline: float | None = None) -> tuple[int, int]:
         if not threaded:  # a call that ends in milliseconds: a thread would cost more than it protects

@@ -271,7 +271,11 @@ class Store:
             self.con.close()  # no journal files left beside a file it refuses (closing rolls back what is open)
             if isinstance(e, sqlite3.DatabaseError):
                 self._heard.raise_heard()
-                raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
+                # an OperationalError is the file's place (read-only, locked); the others, what it holds
+                what = (
+                    "is not a usable store" if isinstance(e, sqlite3.OperationalError) else "is damaged or not a store"
+                )
+                raise FileError(f"store {quote(self.path)} {what}: {e}") from None
             raise
         self._pending: list[tuple] = []
         self._last_commit = time.monotonic()
