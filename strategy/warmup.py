@@ -109,7 +109,7 @@ def in_background(part: str) -> None:
         # a group of its own, so that a Ctrl-C at the terminal does not reach it; in this session still, where its
         # low priority counts (a session of its own would have a fair share of its own: half the machine)
         preexec_fn=os.setpgrp,
-        env=_child_env(),
+        env=child_env(),
     )
 
 
@@ -143,7 +143,7 @@ def _search_kernels(game) -> None:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=_child_env(),
+            env=child_env(),
         )
     try:
         if not compiled(exact, "solve"):
@@ -181,7 +181,7 @@ def _engine(game):
     return Engine(game_table(game), Spec(game, objectives.total(), False, tt_bits=4))
 
 
-def _child_env() -> dict:
+def child_env() -> dict:
     """The environment of a process of this package's own: it imports this package, from wherever this one was."""
     import os
 

@@ -191,12 +191,9 @@ def _memory_limit() -> int | None:
 def _warm_up_apart(part: str, strategy: str) -> None:
     """`warm_up` in a child process (killed with this one's interruption): one line if it fails."""
     import subprocess
-    from pathlib import Path
 
-    from ..warmup import PARTS
+    from ..warmup import PARTS, child_env
 
-    root = str(Path(__file__).resolve().parents[2])  # the folder this package is imported from
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]))
     done = subprocess.run(
         [
             sys.executable,
@@ -209,7 +206,7 @@ def _warm_up_apart(part: str, strategy: str) -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=env,
+        env=child_env(),
     )
     if done.returncode != 0:
         limit = _memory_limit()

@@ -10,11 +10,11 @@ beside it for the log and the tools. A lookahead bound also keeps its own result
 (the objective's fingerprint with its levels and N), final or a bound: what it found, not what the set is
 worth, so no solve reads them.
 
-A store is a file from anywhere, so what it holds is believed only where the game checks it or this installation
-wrote it: an exact value comes with its subtree, verified against the game as it is read (`search.known`); every
-row is sealed with a keyed hash under a key of this installation (`installation_key`), and a bound or a value
-used without its subtree is believed only with that seal, or when the user trusts the store (`trusted`: the proof
-then names the store with its SHA-256). A row sealed elsewhere, or altered, is searched again.
+A store is a file from anywhere, so what it holds is believed only where this installation wrote it: every row is
+sealed with a keyed hash under a key of this installation (`installation_key`) and believed only with that seal, or
+when the user trusts the store (`trusted`: the proof then names the store with its SHA-256); a row sealed elsewhere,
+or altered, is searched again. An exact value's subtree is also checked against the game as it is read
+(`search.known.stored_result`), which shows the value can be reached, not that it is the least.
 
 It runs no SQL of its own: its schema must be exactly the tables this tool
 writes (no view, trigger, index, check or default of its own), functions in a schema are not trusted
