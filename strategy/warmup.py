@@ -148,6 +148,10 @@ def _search_kernels(game) -> None:
     try:
         if not compiled(exact, "solve"):
             exact.solve.compile(_engine(game).solve_types())
+    except BaseException:  # a Ctrl-C: nobody waits for the other compile any more
+        if helper is not None:
+            helper.kill()
+        raise
     finally:
         if helper is not None:
             helper.wait()  # its result is in numba's cache; if it failed, the first call compiles it here

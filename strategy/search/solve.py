@@ -25,7 +25,7 @@ from ..engine.table import GameTable
 from ..files import FileError, quote
 from ..interrupts import INTERRUPTIONS, Interrupted, signals_held
 from ..rules import Game, GameError
-from ..tree.format import tree_node
+from ..tree.format import TreeError, tree_node
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
 from .executors import DaskCluster, Executor, InProcess, LocalProcesses
@@ -300,8 +300,9 @@ class Session:
             if t is not None
         ]
         cost, _, tree = min(known, key=lambda k: k[:2]) if known else (INF, 0, None)
+        bound, source = self.known_bound(costs.name)
+        check_claim(source, bound, cost, "a given tree costs")
         if cost < INF:
-            bound, source = self.known_bound(costs.name)
             if cost <= bound:
                 self.settled.append(costs.name)
                 if source is not None:
@@ -345,6 +346,8 @@ class Session:
             self.lost += d.lost
             self.worker_seconds += d.worker_seconds
             self.counters += d.counters
+        if out.exact:
+            check_claim(source, bound, out.value, "the search found")
         if out.tree is not None:
             self.last_tree = out.tree
         return out
@@ -399,6 +402,16 @@ class Session:
                         self._log.close()
                     except OSError as e:
                         raise self._log_failed(e) from None
+
+
+def check_claim(source: Trusted | None, bound: int, value: int, how: str) -> None:
+    """Refuse, in one line, a trusted file's lower bound that a tree below it shows false (as a store's row is
+    refused): neither the claim nor a proof resting on it is printed, nor a partial result."""
+    if source is not None and value < bound:
+        raise TreeError(
+            f"{quote(source.file)} claims a lower bound of {bound}, and {how} {value}: the claim is false "
+            f"(it was trusted with --trust)"
+        )
 
 
 def cheapest_greedy(engine: Engine, S: np.ndarray, history: np.ndarray, d: int) -> dict:

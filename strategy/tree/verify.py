@@ -131,26 +131,35 @@ def verify(doc: TreeDoc) -> Stats:
 
 
 def _check_record(doc: TreeDoc, stats: Stats) -> None:
-    """A proof record's figures about the tree itself must be what the walk gives: a solved tree's proven least
-    total (or worst case, or fewest at it) is its own, and an interrupted solve's lower bound is at most its own
-    total. This does not prove the claim (only a solve does, see `strategy solve`), but a record that contradicts its
-    own tree is refused (VerifyError, kind `record`)."""
+    """A proof record's figures about the tree itself must be what the walk gives: its proven total, worst case and
+    fewest at it are its own, it keeps within the depth its record or objective names, a within-K tree finds the
+    secrets it says, a partial tree is not proven optimal, and a lower bound on the least total (or on the least
+    total within a depth it keeps to) is at most its own total. This does not prove a claim (only a solve does, see
+    `strategy solve`), but a record that contradicts its own tree is refused (VerifyError, kind `record`)."""
     g = doc.generator
     proven = g.get("proven") or {}
     claims: list[tuple[str, object, object]] = []  # (field, claimed, what the tree gives)
-    if doc.objective in ("total", "worst") or doc.objective.startswith("total-max-depth-"):
-        claims.append(("proven.total", proven.get("total"), stats.total))
-    if doc.objective.startswith("total-max-depth-") and "max_depth" in proven and stats.worst > proven["max_depth"]:
-        claims.append(("proven.max_depth", proven["max_depth"], stats.worst))
-    if doc.objective in ("worst", "worst-then-fewest"):
-        claims.append(("proven.worst", proven.get("worst"), stats.worst))
-    if doc.objective == "worst-then-fewest":
-        claims.append(("proven.fewest_at_worst", proven.get("fewest_at_worst"), stats.depth_counts[stats.worst]))
-    if doc.objective == "partial" and g.get("bound_of") == "total" and isinstance(g.get("lower_bound"), int):
-        if g["lower_bound"] > stats.total:
+    for field, own in (("total", stats.total), ("worst", stats.worst)):
+        if field in proven:
+            claims.append((f"proven.{field}", proven[field], own))
+    if "fewest_at_worst" in proven:
+        claims.append(("proven.fewest_at_worst", proven["fewest_at_worst"], stats.depth_counts[stats.worst]))
+    depth = _depth_named(doc.objective, "total-max-depth-")
+    for name, bound in (("proven.max_depth", proven.get("max_depth")), (f"objective {doc.objective}", depth)):
+        if isinstance(bound, int) and stats.worst > bound:
+            claims.append((name, f"at most {bound} questions", f"{stats.worst}"))
+    within = _depth_named(doc.objective, "within-")
+    if within is not None and "found" in proven:
+        claims.append(("proven.found", proven["found"], sum(stats.depth_counts[: within + 1])))
+    if doc.objective == "partial" and g.get("proven_optimal") not in (None, False):
+        claims.append(("proven_optimal", g["proven_optimal"], "a partial tree, not proven optimal"))
+    if "lower_bound" in g:
+        stage = str(g.get("bound_of") or g.get("objective_of_the_search") or "total")
+        keeps = stage == "total" or stats.worst <= (_depth_named(stage, "total-within-") or -1)
+        if keeps and isinstance(g["lower_bound"], int) and g["lower_bound"] > stats.total:
             claims.append(("lower_bound", g["lower_bound"], stats.total))
     for name, claimed, measured in claims:
-        if claimed is not None and claimed != measured:
+        if claimed != measured:
             raise VerifyError(
                 f"its proof record says {name} = {claimed} but the tree gives {measured}: the record does not "
                 f"describe this tree",
@@ -159,6 +168,12 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
                 stored=claimed,
                 measured=measured,
             )
+
+
+def _depth_named(name: str, prefix: str) -> int | None:
+    """D of an objective or stage named `prefix` + D (total-max-depth-5, within-4), None for another name."""
+    rest = name[len(prefix) :] if name.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else None
 
 
 _VERIFIED: dict[tuple[str, int, int], Stats] = {}

@@ -244,11 +244,12 @@ def test_a_bound_is_believed_only_with_this_installations_seal(tmp_path, solved_
     installation sealed it: raised bounds are searched again, and the bound stays at most the optimum (today's
     main printed "at least 5725")."""
     path = tampered(solved_store, tmp_path, ALTERED[case])
-    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path)
-    assert r.returncode == 0 and sealed_elsewhere(r), r.stderr
     r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
     result = orjson.loads(r.stdout)
     assert result["lower_bound"] <= OPTIMUM and result["relies_on"] == [] and result["not_believed"] > 0
+    path = tampered(solved_store, tmp_path, ALTERED[case])  # afresh: what the bound searched again is sealed now
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path)
+    assert r.returncode == 0 and sealed_elsewhere(r), r.stderr
 
 
 @pytest.mark.slow
@@ -376,3 +377,35 @@ def test_a_relative_data_home_is_ignored(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_DATA_HOME", "relative")
     assert key_path().is_absolute() and "relative" not in key_path().parts
+
+
+def test_what_a_run_finds_on_trust_is_not_sealed_as_its_own(tmp_path, solved_store):
+    """A trusted store's lie must not become this installation's work: what a run finds after believing an
+    unsealed row is written unsealed, and a later run without --trust searches it again (it printed "proved 5637"
+    with no relies_on)."""
+    path = tampered(solved_store, tmp_path, "DELETE FROM results WHERE key NOT LIKE '%/%'")
+    with contextlib.closing(sqlite3.connect(path)) as con, con:
+        con.execute("UPDATE results SET value = value + 100, exact = 0, tree = NULL")
+    out = tmp_path / "t.json"
+    trusted = run_cli("solve", "--game", "mastermind:4x6", "--store", path, "--trust", path, "--quiet", "-o", str(out))
+    assert trusted.returncode in (0, 2) and "Traceback" not in trusted.stderr, trusted.stderr
+    if trusted.returncode == 0:  # a proof that says what it rests on
+        assert orjson.loads(out.read_bytes())["generator"]["proven"]["relies_on"][0]["store"] is True
+    r = run_cli("solve", "--game", "mastermind:4x6", "--store", path, "--quiet", "-o", str(out))
+    assert solved_total(r, out) == OPTIMUM
+    r = run_cli("bound", "--game", "mastermind:4x6", "--levels", "2", "--store", path, "--json")
+    assert orjson.loads(r.stdout)["lower_bound"] <= OPTIMUM
+
+
+def test_a_trusted_claim_the_search_refutes_is_refused(tmp_path, entropy):
+    """A trusted file claiming a least total of 5700 (above the optimum, below its own tree's 5722) is refused in
+    one line when the search finds 5625, as a trusted store's row is: it was proven 5625 in silence."""
+    claim = {"lower_bound": 5700, "bound_of": "total", "objective_of_the_search": "total"}
+    path = forged(tmp_path, entropy, "forged.json", "partial", claim)
+    out = tmp_path / "t.json"
+    r = run_cli("solve", "--game", "mastermind:4x6", "--incumbent", path, "--trust", path, "--quiet", "-o", str(out))
+    assert r.returncode == 2 and not out.exists() and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"strategy: error: 'forged.json' claims a lower bound of 5700, and the search found {OPTIMUM}: the claim is "
+        f"false (it was trusted with --trust)"
+    )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -76,6 +77,9 @@ RECORDS = {
     "a worst case above the tree's": ("mastermind-4x8-worst.json", ("proven", "worst"), 7),
     "fewer at the worst depth": ("mastermind-4x8-worst-then-fewest.json", ("proven", "fewest_at_worst"), 700),
     "a depth bound the tree breaks": ("mastermind-4x6-total-within-5.json", ("proven", "max_depth"), 4),
+    "a worst case on a least-total tree": ("mastermind-4x6-total.json", ("proven", "worst"), 4),
+    "a total on a worst-then-fewest tree": ("mastermind-4x8-worst-then-fewest.json", ("proven", "total"), 5000),
+    "a lower bound on a solved tree": ("mastermind-4x6-total.json", ("generator", "lower_bound"), 6000),
 }
 
 
@@ -90,13 +94,14 @@ def test_a_proof_record_that_contradicts_its_tree_is_refused(tmp_path, case, com
 
     name, (section, field), claimed = RECORDS[case]
     doc = orjson.loads((TREES / name).read_bytes())
-    doc["generator"][section][field] = claimed
+    (doc["generator"] if section == "generator" else doc["generator"][section])[field] = claimed
     path = tmp_path / name
     path.write_bytes(orjson.dumps(doc))
     extra = ["--json"] if command == "verify" else ["-o", str(tmp_path / "t.html")]
     r = run_cli(command, str(path), *extra)
     assert r.returncode == (1 if command == "verify" else 2) and "Traceback" not in r.stderr, r.stderr
-    assert f"its proof record says proven.{field} = {claimed}" in r.stderr
+    said = f"at most {claimed} questions" if field == "max_depth" else claimed
+    assert f"its proof record says {'' if section == 'generator' else 'proven.'}{field} = {said}" in r.stderr
     if command == "verify":
         assert orjson.loads(r.stdout)["failure"]["kind"] == "record"
     else:
@@ -116,4 +121,31 @@ def test_a_partial_tree_may_not_claim_a_bound_above_its_own_total(tmp_path):
     path = tmp_path / "p.json"
     path.write_bytes(orjson.dumps(doc))
     with pytest.raises(VerifyError, match="lower_bound = 5700 but the tree gives 5625"):
+        verify(load(path))
+
+
+@pytest.mark.parametrize(
+    "objective,generator,message",
+    [
+        ("total-max-depth-5", {"proven": {"total": 5625, "max_depth": 6}}, "objective total-max-depth-5 = at most 5"),
+        ("partial", {"lower_bound": 5000, "proven_optimal": True}, "proven_optimal = True"),
+        ("partial", {"lower_bound": 6000, "objective_of_the_search": "total"}, "lower_bound = 6000"),
+        ("within-4", {"proven": {"within": 4, "found": 1296}}, "proven.found = 1296"),
+        ("heuristic", {"proven": {"total": 5000}}, "proven.total = 5000"),
+    ],
+)
+def test_every_figure_a_record_gives_of_its_tree_is_checked(tmp_path, objective, generator, message):
+    """The optimal Mastermind 4x6 tree (total 5625, worst 6, 755 secrets within 4) under records that contradict
+    it: each is refused (the second attack found them accepted by verify, stats and html)."""
+    import orjson
+
+    from strategy.tree.format import load
+
+    from ..conftest import TREES
+
+    doc = orjson.loads((TREES / "mastermind-4x6-total.json").read_bytes())
+    doc["objective"], doc["generator"] = objective, {"tool": "t", **generator}
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps(doc))
+    with pytest.raises(VerifyError, match=re.escape(message)):
         verify(load(path))
