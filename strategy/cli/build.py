@@ -105,6 +105,8 @@ def _exact_endgames(gt, root: dict, before, args: argparse.Namespace, consistent
     finally:
         if store is not None:
             store.close()
+            if store.unsealed and show:
+                log(store.unsealed_line())
 
 
 def cmd_improve(args: argparse.Namespace) -> int:

@@ -148,8 +148,8 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
     for name, bound in (("proven.max_depth", proven.get("max_depth")), (f"objective {doc.objective}", depth)):
         if isinstance(bound, int) and stats.worst > bound:
             claims.append((name, f"at most {bound} questions", f"{stats.worst}"))
-    within = _depth_named(doc.objective, "within-")
-    if within is not None and "found" in proven:
+    within = _depth_named(doc.objective, "within-") or proven.get("within")
+    if isinstance(within, int) and "found" in proven:
         claims.append(("proven.found", proven["found"], sum(stats.depth_counts[: within + 1])))
     if doc.objective == "partial" and g.get("proven_optimal") not in (None, False):
         claims.append(("proven_optimal", g["proven_optimal"], "a partial tree, not proven optimal"))

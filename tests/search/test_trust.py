@@ -409,3 +409,17 @@ def test_a_trusted_claim_the_search_refutes_is_refused(tmp_path, entropy):
         f"strategy: error: 'forged.json' claims a lower bound of 5700, and the search found {OPTIMUM}: the claim is "
         f"false (it was trusted with --trust)"
     )
+
+
+def test_improve_says_what_it_searched_again(tmp_path, entropy):
+    """`improve --store` searches unsealed endgames again and says so, as solve and bound do."""
+    tree = tmp_path / "e.json"
+    tree.write_bytes(orjson.dumps(entropy))
+    store = tmp_path / "eg.db"
+    args = ("improve", str(tree), "--exact-below", "100", "--store", str(store), "-o", str(tmp_path / "i.json"))
+    r = run_cli(*args)
+    assert r.returncode == 0 and not sealed_elsewhere(r), r.stderr
+    with contextlib.closing(sqlite3.connect(store)) as con, con:
+        con.execute("UPDATE results SET seal = NULL")
+    r = run_cli(*args)
+    assert r.returncode == 0 and sealed_elsewhere(r), r.stderr
