@@ -215,7 +215,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from ..engine import exact
     from ..engine.table import game_table
     from ..search import objectives
-    from ..search.known import Trusted
+    from ..search.known import store_trust
     from ..search.lookahead import lookahead_bound
     from ..search.store import Store
 
@@ -239,11 +239,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
     probes = ", consistent probes" if args.consistent_only else ""
     exactly = f", sets of at most {args.exact_below} secrets searched exactly" if args.exact_below else ""
     stored = f", what {quote(args.store)} has proven" if args.store else ""
-    relies_on = []
-    if store is not None and store.relied_on:
-        trusted = Trusted(0, os.path.basename(store.path), store.sha256, store=True)
-        relies_on.append(trusted.record())
-        stored = f", relying on {trusted.said()}, trusted with --trust"
+    relied_on = store_trust(store)
+    if relied_on:
+        stored = f", relying on {relied_on[0].said()}, trusted with --trust"
     if store is not None and store.unsealed and not args.json:
         log(store.unsealed_line())
     how = f"proven by {args.levels} levels of lookahead{exactly}{stored}, {seconds} s"
@@ -256,7 +254,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
                 "levels": args.levels,
                 "exact_below": args.exact_below or None,
                 "store": args.store,
-                "relies_on": relies_on,
+                "relies_on": [t.record() for t in relied_on],
                 "not_believed": len(store.unsealed) if store is not None else 0,
                 "feasible": feasible,
                 "lower_bound": int(value) if feasible else None,

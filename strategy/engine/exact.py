@@ -1635,7 +1635,7 @@ def solve(
 ):
     """(value, probe) of S at depth d if value < beta; otherwise (lower bound >= beta, -1).
 
-    `probe_bounds_fn` is `probe_bounds` as a first-class function (see `searcher.probe_bounds_fn`): called through
+    `probe_bounds_fn` is `probe_bounds` as a first-class function (see `searcher.ProbeBoundsFn`): called through
     its address, so that this kernel compiles without it, and the two compile at once in two processes.
 
     `hint` >= 0 is a lower bound the caller already got from `bound_set` (which was not exact).

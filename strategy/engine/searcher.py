@@ -82,6 +82,15 @@ class ProbeBoundsFn(WrapperAddressProtocol):
         return self._address
 
 
+# a node's arguments of the types every call passes (set, depth, branching, history, cut-off): for argument types
+SAMPLE_NODE = (np.empty(0, dtype=np.int32), 0, 0, np.empty(0, dtype=np.int64), int(INF))
+
+
+def _types(args: tuple) -> tuple:
+    """numba's types of a kernel's arguments."""
+    return tuple(typeof(a) for a in args)
+
+
 def levels_for(n_codes: int) -> int:
     """The deepest question any useful tree can need: each question removes at least one code."""
     return n_codes + 1
@@ -123,12 +132,7 @@ class Engine:
         self.classes = exact.make_class_cache(gt.size)
         self.scratch = exact.make_scratch(gt.size, len(gt.answers))
         self.content = exact.make_content(gt.table, gt.codes, game.symbols, gt.answers)
-        S, d, history = types.Array(types.int32, 1, "C"), types.int64, types.Array(types.int64, 1, "C")
-        self.probe_bounds_fn = ProbeBoundsFn(
-            tuple(typeof(a) for a in (gt.table, gt.codes, gt.masks, self.perms, self.all_probes, self.params))
-            + (typeof(self.zs), typeof(self.classes), typeof(self.counters), S, d, d, typeof(self.bounds), history)
-            + (d, d, typeof(self.scratch))
-        )
+        self.probe_bounds_fn = ProbeBoundsFn(_types(self._probe_bounds_args(*SAMPLE_NODE)))
 
     @property
     def root_branching(self) -> int:
@@ -207,8 +211,13 @@ class Engine:
         the caller stops it soon anyway (`threaded` False); `control` lets a driver lower the cut-off live;
         a threaded search still running at `deadline` (time.perf_counter()) stops there (Stopped)."""
         control = self.control if control is None else control
-        args = self._args() + (
-            np.ascontiguousarray(S, dtype=np.int32),  # the types `probe_bounds_fn` is declared for
+        args = self._solve_args(S, d, beta, history, b, control, live, probe)
+        return self._threaded(exact.solve, args, control, threaded, deadline)
+
+    def _solve_args(self, S, d, beta, history, b, control, live, probe) -> tuple:
+        """The arguments of `exact.solve`, of the types `probe_bounds_fn` is declared for."""
+        return self._args() + (
+            np.ascontiguousarray(S, dtype=np.int32),
             np.int64(d),
             np.int64(beta),
             np.ascontiguousarray(history, dtype=np.int64),
@@ -219,19 +228,11 @@ class Engine:
             np.int64(1 if live else 0),
             self.probe_bounds_fn,
         )
-        return self._threaded(exact.solve, args, control, threaded, deadline)
 
     def solve_types(self) -> tuple:
         """The argument types of `exact.solve` as this engine calls it: what a first run compiles it for."""
-        return tuple(typeof(a) for a in self._args()) + (
-            types.Array(types.int32, 1, "C"),
-            *(types.int64,) * 2,
-            types.Array(types.int64, 1, "C"),
-            *(types.int64,) * 3,
-            typeof(self.control),
-            types.int64,
-            typeof(self.probe_bounds_fn),
-        )
+        S, d, b, history, beta = SAMPLE_NODE
+        return _types(self._solve_args(S, d, beta, history, b, self.control, False, -1))
 
     def _threaded(self, fn, args, control, threaded: bool = True, deadline: float | None = None) -> tuple[int, int]:
         if not threaded:  # a call that ends in milliseconds: a thread would cost more than it protects
@@ -283,14 +284,10 @@ class Engine:
         )
         return int(value), int(probe)
 
-    def probe_bounds(
-        self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int = int(INF)
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-        """The canonical probes of S worth trying below beta (one per symmetry class), their level-fill bounds and
-        sums of squared part sizes, the most non-winning parts any probe makes of S (valid for every subset), and
-        the least bound of the probes left out (INF if none)."""
+    def _probe_bounds_args(self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int) -> tuple:
+        """The arguments of `exact.probe_bounds` as a call from Python passes them (no probe to stop at)."""
         gt = self.gt
-        probes, lb, sq, _, b_here, _, fail = exact.probe_bounds(
+        return (
             gt.table,
             gt.codes,
             gt.masks,
@@ -309,6 +306,14 @@ class Engine:
             np.int64(-1),
             self.scratch,
         )
+
+    def probe_bounds(
+        self, S: np.ndarray, d: int, b: int, history: np.ndarray, beta: int = int(INF)
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+        """The canonical probes of S worth trying below beta (one per symmetry class), their level-fill bounds and
+        sums of squared part sizes, the most non-winning parts any probe makes of S (valid for every subset), and
+        the least bound of the probes left out (INF if none)."""
+        probes, lb, sq, _, b_here, _, fail = exact.probe_bounds(*self._probe_bounds_args(S, d, b, history, beta))
         return probes, lb, sq, int(b_here), int(fail)
 
     def value(self, S: np.ndarray, d: int, history: np.ndarray, b: int) -> int:

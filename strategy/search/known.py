@@ -51,6 +51,14 @@ class Trusted:
         return f"{what} {quote(self.file)} (sha256 {self.sha256})"
 
 
+def store_trust(store: Store | None) -> list[Trusted]:
+    """The store as what a result relies on, when the user trusts it and a row without this installation's seal
+    was believed (none otherwise)."""
+    if store is None or not store.relied_on:
+        return []
+    return [Trusted(0, os.path.basename(store.path), store.sha256, store=True)]
+
+
 def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
     """What a tree for the secrets S (default: all) reached after d questions costs under the objective (INF
     beyond its depth bound), priced from the feedback table as `merged_tree` prices one tree."""

@@ -29,7 +29,7 @@ from ..tree.format import TreeError, tree_node
 from . import objectives
 from .driver import NO_SPLIT, PLANS, Driver, Outcome, Plan, SetNode, plan_for
 from .executors import DaskCluster, Executor, InProcess, LocalProcesses
-from .known import Trusted, merged_tree, tree_cost
+from .known import Trusted, merged_tree, store_trust, tree_cost
 from .store import Store, StoreRefused
 
 OBJECTIVES = ("total", "worst", "worst-then-fewest", "win", "within")
@@ -363,7 +363,7 @@ class Session:
         relies_on = [
             *self.relies_on.values(),
             *(source.chain() if known > own and source is not None else []),
-            *self.store_relied_on(),
+            *store_trust(self.store),
         ]
         # in a later stage of a staged objective, the previous stage's tree keeps within the depth this stage
         # must respect; a tree known beforehand (an earlier run's, the consistent-only optimum) can be better
@@ -381,12 +381,6 @@ class Session:
             d.root.progress() / d.root.n,
             relies_on=[t.record() for t in {t.sha256: t for t in relies_on}.values()],
         )
-
-    def store_relied_on(self) -> list[Trusted]:
-        """The store, when the user trusts it and a row believed without this installation's seal was used."""
-        if self.store is None or not self.store.relied_on:
-            return []
-        return [Trusted(0, os.path.basename(self.store.path), self.store.sha256, store=True)]
 
     def close(self) -> None:
         try:
@@ -584,7 +578,7 @@ def solve_game(
             f"settled with no search: {', '.join(session.settled)} (a given tree meets the bound "
             f"known before the search)"
         )
-    relies_on = [*session.relies_on.values(), *session.store_relied_on()]
+    relies_on = [*session.relies_on.values(), *store_trust(session.store)]
     if relies_on:
         proven["relies_on"] = [t.record() for t in relies_on]
         lines.append(f"the proof relies on {', '.join(t.said() for t in relies_on)}, trusted with --trust")
