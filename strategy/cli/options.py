@@ -97,6 +97,17 @@ def tree_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def trust_argument(text: str) -> str:
+    """An argparse type: a file --trust names, a shipped tree's name or a game naming one resolved as a TREE argument
+    is (a store, or a file that does not exist, is left as written for the command to match against its files)."""
+    from ..tree.shipped import UnknownTree, find
+
+    try:
+        return find(text)
+    except UnknownTree:
+        return text
+
+
 def int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
     """An argparse type: an integer in [lo, hi], with a one-line message otherwise."""
 

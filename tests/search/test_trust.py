@@ -423,3 +423,31 @@ def test_improve_says_what_it_searched_again(tmp_path, entropy):
         con.execute("UPDATE results SET seal = NULL")
     r = run_cli(*args)
     assert r.returncode == 0 and sealed_elsewhere(r), r.stderr
+
+
+@pytest.mark.parametrize(
+    "args,said",
+    [
+        (["bound", "--game", "bulls:3x6", "--trust", "x.db"], "--trust 'x.db': name a file given with --store"),
+        (
+            ["bound", "--game", "bulls:3x6", "--store", "s.db", "--trust", "t.db"],
+            "--trust 't.db': name a file given with --store",
+        ),
+        (
+            ["solve", "--game", "bulls:3x6", "--trust", "x.db", "-o", "t.json"],
+            "--trust 'x.db': name a file given with --incumbent, --partial or --store",
+        ),
+    ],
+)
+def test_trust_names_what_it_may_name(tmp_path, monkeypatch, args, said):
+    """`bound` has only its store to trust, and a store's name is not mistaken for a missing tree."""
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(*args)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == f"strategy: error: {said}", r.stderr
+
+
+def test_a_new_store_may_be_named_by_trust(tmp_path):
+    """Trusting a store that a solve creates is allowed (and changes nothing: it holds nothing to believe)."""
+    store, out = tmp_path / "s.db", tmp_path / "t.json"
+    r = run_cli("solve", "--game", "bulls:3x6", "--store", str(store), "--trust", str(store), "--quiet", "-o", str(out))
+    assert r.returncode == 0 and "relies_on" not in orjson.loads(out.read_bytes())["generator"]["proven"], r.stderr
