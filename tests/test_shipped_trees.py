@@ -658,6 +658,15 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     improved = path.read_bytes()
     here.improve("bulls-4x8-total", endgames, 200, None)  # nothing left to save: the tree and its record stay
     assert path.read_bytes() == improved
+    # a store restored from its shipped copy holds no seal of this installation: the tool trusts its own store, so
+    # the endgames come from it instead of being searched again, and the record names it
+    with contextlib.closing(sqlite3.connect(endgames)) as con, con:
+        con.execute("UPDATE results SET seal = NULL")
+    tree.save(tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "total"}, before.to_json()), path)
+    here.improve("bulls-4x8-total", endgames, 200, None)
+    again = verify_file(path)[0].generator["exact_endgame"]
+    assert again["from_store"] == again["subtrees"] == record["subtrees"] and again["saved"] == record["saved"]
+    assert again["relies_on"][0]["file"] == endgames.name and again["relies_on"][0]["store"] is True
     stopped = {"exact_endgame": {"below": 1000, "subtrees": 91, "unfinished": 90}}  # a run its budget stopped
     assert tool.best_found(after, "total", stopped).endswith(", exact below 1000 secrets but for 90 of its 91 endgames")
     fewest = here.best_found_path("bulls-4x8-worst-then-fewest")

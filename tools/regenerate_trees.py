@@ -170,7 +170,8 @@ def frontier_solves(stores: Path) -> dict[str, list[str]]:
 
 
 def kept_in(store: Path) -> list[str]:
-    """The options of a solve or bound that keeps its results in the project's own `store`, trusted."""
+    """The options of a solve, bound or improve that keeps its results in the project's own `store`, trusted (a
+    store restored from its shipped copy holds no seal of this installation)."""
     return ["--store", str(store), "--trust", str(store)]
 
 
@@ -465,7 +466,7 @@ class Regenerator:
                     "--objective",
                     "worst-then-fewest" if fewest else "total",
                     *(["--budget", str(budget)] if budget else []),
-                    *(["--store", str(store)] if store else []),
+                    *(kept_in(store) if store else []),
                     "-o",
                     str(part),
                 ],
@@ -552,7 +553,7 @@ class Regenerator:
                         "--objective",
                         "total",
                         *(["--budget", str(budget)] if budget else []),
-                        *(["--store", str(store)] if store else []),
+                        *(kept_in(store) if store else []),
                         "-o",
                         str(piloted),
                     ],

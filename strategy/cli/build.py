@@ -23,6 +23,7 @@ from .options import (
     print_json,
     tree_argument,
     tree_output,
+    trusted_files,
     warmed_up,
 )
 
@@ -95,18 +96,28 @@ def _exact_endgames(gt, root: dict, before, args: argparse.Namespace, consistent
     """The tree with exact endgames below --exact-below secrets (for `costs`: the least total by default), its
     measured stats and the record of the change (with the total `before` them), with the store of --store."""
     from ..search.endgame import exact_endgames
+    from ..search.known import store_trust
     from ..search.store import Store
 
     show = not args.quiet and not args.json
+    trust_store = bool(trusted_files(args, [args.store], "--store"))
     warmed_up("search", show)
-    store = Store(args.store, gt.game, consistent_only) if args.store is not None else None
+    store = Store(args.store, gt.game, consistent_only, trust_store) if args.store is not None else None
     try:
-        return exact_endgames(gt, root, before, args.exact_below, consistent_only, costs, args.budget, show, store)
+        root, stats, endgames = exact_endgames(
+            gt, root, before, args.exact_below, consistent_only, costs, args.budget, show, store
+        )
     finally:
         if store is not None:
             store.close()
             if store.unsealed and show:
                 log(store.unsealed_line())
+    relied_on = store_trust(store)
+    if relied_on:  # the endgames taken from the store are the least only if the store is what it says
+        endgames["relies_on"] = [t.record() for t in relied_on]
+        if show:
+            log(f"the endgames rely on {relied_on[0].said()}, trusted with --trust")
+    return root, stats, endgames
 
 
 def cmd_improve(args: argparse.Namespace) -> int:

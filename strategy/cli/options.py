@@ -108,6 +108,18 @@ def trust_argument(text: str) -> str:
         return text
 
 
+def trusted_files(args: argparse.Namespace, given: list[str | None], options: str) -> set[str]:
+    """The files named by --trust, resolved: each must be one of the files `given` with the command's `options`."""
+    files = {os.path.realpath(p) for p in given if p is not None}
+    trusted = set()
+    for path in args.trust:
+        where = os.path.realpath(path)
+        if where not in files:
+            raise CommandError(f"--trust {quote(path)}: name a file given with {options}")
+        trusted.add(where)
+    return trusted
+
+
 def int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
     """An argparse type: an integer in [lo, hi], with a one-line message otherwise."""
 
@@ -318,5 +330,14 @@ def add_endgame_options(p: argparse.ArgumentParser, what: str, required: bool = 
         "--store",
         metavar="FILE",
         help="SQLite store (as strategy solve's) of the endgames finished: a "
-        "rerun after a budget or a Ctrl-C takes them from it and searches only the others",
+        "rerun after a budget or a Ctrl-C takes them from it and searches only the others (what another "
+        "installation wrote, or anyone altered, is searched again unless --trust names the store)",
+    )
+    p.add_argument(
+        "--trust",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="believe the endgames that the --store FILE holds from another installation (or altered), "
+        "unchecked: the record then says it relies on FILE, with its SHA-256",
     )

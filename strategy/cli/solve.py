@@ -25,6 +25,7 @@ from .options import (
     tree_argument,
     tree_output,
     trust_argument,
+    trusted_files,
     warmed_up,
 )
 
@@ -68,7 +69,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     objective = Objective(args.objective, args.max_depth, args.consistent_only, against, args.rule, args.seat)
     if args.scheduler and args.jobs:
         raise CommandError("--jobs applies to local processes; a Dask cluster uses its own workers")
-    trusted = _trusted_files(args, [*args.incumbent, args.partial, args.store], "--incumbent, --partial or --store")
+    trusted = trusted_files(args, [*args.incumbent, args.partial, args.store], "--incumbent, --partial or --store")
     trust_store = args.store is not None and os.path.realpath(args.store) in trusted
     resources = Resources(args.jobs, args.scheduler, args.store, args.log, args.plan, trust_store=trust_store)
     if not args.json:
@@ -159,18 +160,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trusted_files(args: argparse.Namespace, given: list[str | None], options: str) -> set[str]:
-    """The files named by --trust, resolved: each must be one of the files `given` with the command's `options`."""
-    files = {os.path.realpath(p) for p in given if p is not None}
-    trusted = set()
-    for path in args.trust:
-        where = os.path.realpath(path)
-        if where not in files:
-            raise CommandError(f"--trust {quote(path)}: name a file given with {options}")
-        trusted.add(where)
-    return trusted
-
-
 def _report_partial(partial, game, args: argparse.Namespace) -> None:
     """On an interruption: say what is proven, and write the best complete tree found with --partial."""
     from ..search.known import Trusted
@@ -220,7 +209,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
     game = parse_game(args.game)
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
-    trust_store = bool(_trusted_files(args, [args.store], "--store"))
+    trust_store = bool(trusted_files(args, [args.store], "--store"))
     store = Store(args.store, game, args.consistent_only, trust_store) if args.store is not None else None
     show = not args.quiet and not args.json
     warmed_up("bound", show)

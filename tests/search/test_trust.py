@@ -20,6 +20,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from strategy.files import quote
+
 from ..conftest import ROOT, run_cli
 
 OPTIMUM, ENTROPY = 5625, 5722
@@ -423,6 +425,30 @@ def test_improve_says_what_it_searched_again(tmp_path, entropy):
         con.execute("UPDATE results SET seal = NULL")
     r = run_cli(*args)
     assert r.returncode == 0 and sealed_elsewhere(r), r.stderr
+
+
+def test_improve_trusts_the_endgames_of_a_store_it_is_told_to(tmp_path, entropy):
+    """`improve --store S --trust S` takes the endgames S holds unsealed (a frontier store restored from its shipped
+    copy) instead of searching them again, and its record names S with its SHA-256."""
+    tree = tmp_path / "e.json"
+    tree.write_bytes(orjson.dumps(entropy))
+    store, out = tmp_path / "eg.db", tmp_path / "i.json"
+    args = ("improve", str(tree), "--exact-below", "100", "--store", str(store), "-o", str(out))
+    assert run_cli(*args).returncode == 0
+    searched = orjson.loads(out.read_bytes())["generator"]["exact_endgame"]
+    with contextlib.closing(sqlite3.connect(store)) as con, con:
+        con.execute("UPDATE results SET seal = NULL")
+    digest = hashlib.sha256(store.read_bytes()).hexdigest()
+    r = run_cli(*args, "--trust", str(store))
+    assert r.returncode == 0 and not sealed_elsewhere(r), r.stderr
+    record = orjson.loads(out.read_bytes())["generator"]["exact_endgame"]
+    assert record["from_store"] == searched["subtrees"] > 0
+    assert record["relies_on"] == [{"file": "eg.db", "sha256": digest, "store": True}]
+    assert f"the endgames rely on the bounds stored in 'eg.db' (sha256 {digest})" in r.stderr
+    r = run_cli("improve", str(tree), "--exact-below", "100", "--trust", str(store), "-o", str(out))
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        f"strategy: error: --trust {quote(store)}: name a file given with --store"
+    ), r.stderr
 
 
 @pytest.mark.parametrize(
