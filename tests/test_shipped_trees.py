@@ -396,13 +396,14 @@ def test_the_frontier_runs_on_local_processes_or_a_dask_cluster(tool):
 
 
 def test_each_step_is_a_command_with_its_own_options_and_a_wrong_one_is_one_line(tool, capsys):
-    """solve, table, improve N, pilot K and bound K [--exact-below N]: --exact-below goes with bound alone, each
+    """solve, table, gaps, improve N, pilot K and bound K [--exact-below N]: --exact-below goes with bound alone, each
     step is a command of its own (one at a time), and a wrong command line ends in one line and exit status 2."""
     assert tool.parse_args(["bound", "3", "--exact-below", "200"]).exact_below == 200
     assert tool.parse_args(["pilot", "30"]).width == 30
     args = tool.parse_args(["improve", "300", "--budget", "60", "bulls-5x9-total", "mastermind-5x6-total"])
     assert (args.below, args.budget, args.names) == (300, 60.0, ["bulls-5x9-total", "mastermind-5x6-total"])
     assert tool.parse_args(["table"]).command == "table"
+    assert tool.parse_args(["gaps", "bulls-5x10-total"]).names == ["bulls-5x10-total"]
     capsys.readouterr()
     for wrong in (
         ["solve", "--exact-below", "200"],
@@ -417,6 +418,7 @@ def test_each_step_is_a_command_with_its_own_options_and_a_wrong_one_is_one_line
         ["solve", "--budget", "0"],
         ["--frontier"],
         ["table", "--budget", "60"],
+        ["gaps", "--budget", "60"],
         [],
     ):
         with pytest.raises(SystemExit) as stopped:
@@ -678,6 +680,56 @@ def test_improve_gives_a_best_tree_found_exact_endgames_and_keeps_its_record(too
     assert doc.generator["exact_endgame"]["objective"] == f"fewest-at-{before.worst}" and after.worst <= before.worst
     at_worst = after.depth_counts[before.worst] if after.worst == before.worst else 0  # none left there: shallower
     assert at_worst == before.depth_counts[-1] - doc.generator["exact_endgame"]["saved"] < before.depth_counts[-1]
+
+
+@pytest.mark.slow
+def test_gaps_says_what_the_best_tree_spends_and_what_is_proven_on_each_part_of_its_first_question(
+    tool, tmp_path, monkeypatch
+):
+    """gaps: one row per answer to the best tree's first question, the store's bound where it holds one, else the
+    exact value of a small part or one level of lookahead found here; the gaps add up to the last row's, which
+    counts the whole tree; a proven or fewest-at-D solve has no rows."""
+    import numpy as np
+
+    from strategy.search import objectives
+    from strategy.search.solve import tt_bits_for
+    from strategy.search.store import Store, set_key
+    from strategy.search.worker import Engine, Spec
+
+    monkeypatch.setattr(tool, "GAP_SEARCH_BELOW", 100)  # the larger parts of bulls 4 of 8 by one level of lookahead
+    store = tmp_path / "stores" / "bulls-4x8.db"
+    here = in_folder(tool, tmp_path, frontier={"bulls-4x8-total": ["--game", "bulls:4x8", "--store", str(store)]})
+    gt, greedy, stats, _ = _greedy_best_found(here, "most-parts", {"lower_bound": 1, "bound_of": "total"})
+    first = gt.probe_of(greedy)
+    answers = gt.table[first, np.arange(gt.size)]
+    part = lambda a: np.flatnonzero(answers == a).astype(np.int32)  # noqa: E731
+    biggest = max((a for a in range(len(gt.answers)) if a != gt.win), key=lambda a: len(part(a)))
+    store.parent.mkdir()
+    with contextlib.closing(Store(store, gt.game, False)) as opened:
+        opened.put(set_key(objectives.total().key, 1, part(biggest)), len(part(biggest)), 1, 1234, False, None, 1.0)
+        opened.commit()
+    rows = here.gap_rows("bulls-4x8-total")
+    by_answer = {row[1]: row for row in rows[:-1]}
+    assert len(by_answer) == sum(1 for a in set(answers.tolist()) if a != gt.win)
+    assert by_answer[gt.answer_str(biggest)][4:6] == ["1234", "bound, stored"]
+    engine = Engine(gt, Spec(gt.game, objectives.total(), False, tt_bits_for(gt.size)))
+    for answer, row in by_answer.items():
+        a = next(a for a in range(len(gt.answers)) if gt.answer_str(a) == answer)
+        assert int(row[2]) == len(part(a)) and int(row[6]) == int(row[3]) - int(row[4]) >= 0
+        if row[5].endswith("here"):  # the exact value, or at most it
+            value = engine.value(part(a), 1, np.array([first], dtype=np.int64), len(gt.answers) - 1)
+            assert (len(part(a)) <= 100) == (row[5] == "exact, here")
+            assert int(row[4]) == value if row[5] == "exact, here" else int(row[4]) <= value
+    assert {row[5] for row in rows[:-1]} >= {"exact, here", "1 level of lookahead, here", "bound, stored"}
+    last = rows[-1]
+    assert last[1] == f"all, after {gt.code_str(first)}" and int(last[3]) == stats.total
+    assert int(last[6]) == sum(int(row[6]) for row in rows[:-1]) == int(last[3]) - int(last[4])
+    assert sum(int(row[7].rstrip("%")) for row in rows[:-1]) == pytest.approx(100, abs=len(rows))
+    tree.save(
+        tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "fewest-at-7"}, stats.to_json()),
+        here.best_found_path("bulls-4x8-total"),
+    )
+    assert here.gap_rows("bulls-4x8-total") == []
 
 
 @pytest.mark.slow

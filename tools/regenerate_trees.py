@@ -3,6 +3,7 @@
 Usage: python tools/regenerate_trees.py solve [NAME ...] [--frontier] [--missing] [--budget SECONDS]
                                             [--jobs N | --scheduler tcp://HOST:PORT] [--incumbent FILE ...]
        python tools/regenerate_trees.py table
+       python tools/regenerate_trees.py gaps [NAME ...]
        python tools/regenerate_trees.py improve N [--budget SECONDS] [NAME ...]
        python tools/regenerate_trees.py pilot K [--budget SECONDS] [NAME ...]
        python tools/regenerate_trees.py bound K [--exact-below N] [--budget SECONDS] [NAME ...]
@@ -42,7 +43,9 @@ tree is kept, with a record of the pilot (the greedy levels above the endgames a
 gains most). bound K raises their proven bounds by lookahead (`strategy bound`, up to K levels, one more at a time
 while --budget lasts; with --exact-below N, sets of at most N secrets searched exactly; the exact values and
 bounds the solve's store holds are read where the lookahead meets them, and what the bound proves is kept there
-and shipped with it, so a bound stopped by --budget resumes where it was on the next run).
+and shipped with it, so a bound stopped by --budget resumes where it was on the next run). gaps says where the gap
+of each unfinished least-total solve lies: for each answer to its best tree's first question, what the tree spends
+there and what is proven of that set (tools/results/frontier-gaps.md).
 
 The projection is an extrapolation, not a proof: the worker seconds spent so far divided by the share of
 the search the progress bar counts as settled, run on 64 workers at the parallel efficiency that
@@ -128,6 +131,7 @@ MOONSHOTS = {
     "mastermind-5x8-consistent-total": ["--game", "mastermind:5x8", "--consistent-only"],
 }
 PROJECTED_WORKERS = 64
+GAP_SEARCH_BELOW = 300  # `gaps`: a part of the first question with nothing stored is searched exactly up to this size
 EFFICIENCY_SAMPLE = 3600.0  # worker seconds of the latest runs whose task logs give the efficiency on PROJECTED_WORKERS
 
 
@@ -896,6 +900,73 @@ class Regenerator:
             )
         return rows
 
+    def gap_rows(self, name: str) -> list[list[str]]:
+        """Where the gap of an unfinished least-total solve lies: for each answer to its best tree's first question,
+        the secrets, what the tree spends on them, and the most that is proven of that set after the first question:
+        the solve's store's exact value or bound (its own store, trusted as a solve of the tool trusts it), else,
+        here, the exact value of a set of at most GAP_SEARCH_BELOW secrets or one level of lookahead. The last row adds
+        them up: a lower bound of the trees that ask that first question (the game's bound is the least over every
+        first question). No rows when the solve is proven, not started or not a least total."""
+        from strategy.search.known import stored_result
+        from strategy.search.lookahead import Lookahead
+        from strategy.search.store import set_key
+
+        path = self.best_found_path(name)
+        if self.shipped_path(name) or not path.exists():
+            return []
+        doc, stats = verify_file(path)
+        consistent = bool(doc.generator.get("consistent_only"))
+        if doc.generator.get("bound_of") != "total" or consistent:
+            return []
+        store = store_path(self.frontier.get(name, []))
+        self.restore(store)
+        gt, costs = game_table(doc.game), objectives.total()
+        cost = costs.array(gt.size)
+        first = gt.probe_of(doc.root)
+        everything = np.arange(gt.size, dtype=np.int32)
+        answers = gt.table[first, everything]
+        look = Lookahead(gt, costs, exact_below=GAP_SEARCH_BELOW)
+        history = np.array([first], dtype=np.int64)
+        opened = Store(store, doc.game, consistent, trusted=True) if store is not None and store.exists() else None
+        rows, proven_sum, tree_sum = [], int(cost[1]), int(cost[1])  # the first question, when it is the secret
+        try:
+            for a in range(len(gt.answers)):
+                S = everything[answers == a]
+                if a == gt.win or not len(S):
+                    continue
+                spent, _ = merged_tree(gt, cost, S, 1, [doc.root["next"][gt.answer_str(a)]])
+                held = stored_result(opened, set_key(costs.key, 1, S), gt, cost, S, 1, False) if opened else None
+                if held is not None:
+                    proven, how = held.value, "exact, stored" if held.exact else "bound, stored"
+                else:
+                    proven = look.bound(S, 1, len(gt.answers) - 1, history, 1)
+                    how = "exact, here" if len(S) <= GAP_SEARCH_BELOW else "1 level of lookahead, here"
+                rows.append(
+                    [doc.game.spec, gt.answer_str(a), str(len(S)), str(spent), str(proven), how, spent - proven]
+                )
+                proven_sum += proven
+                tree_sum += spent
+        finally:
+            if opened is not None:
+                opened.close()
+        gap = tree_sum - proven_sum
+        rows.sort(key=lambda row: -row[-1])
+        out = [[*row[:-1], str(row[-1]), f"{100 * row[-1] / gap:.0f}%" if gap else "0%"] for row in rows]
+        first_code = gt.code_str(first)
+        out.append(
+            [
+                doc.game.spec,
+                f"all, after {first_code}",
+                str(gt.size),
+                str(tree_sum),
+                str(proven_sum),
+                "",
+                str(gap),
+                "100%",
+            ]
+        )
+        return out
+
 
 def write_unfinished(rows: list[list[str]]) -> None:
     """The table of frontier solves not finished yet (tools/results/frontier-unfinished.md), from
@@ -930,6 +1001,29 @@ def write_unfinished(rows: list[list[str]]) -> None:
         "resumed a store, the second figure runs the share still open at that run's rate instead. "
         "Run `tools/regenerate_trees.py solve --frontier` again to resume from the stores (restored from "
         "`trees/progress/` on a new machine).",
+    )
+
+
+def write_gaps(rows: list[list[str]]) -> None:
+    """Where the gaps of the unfinished least-total solves lie (tools/results/frontier-gaps.md), from
+    `Regenerator.gap_rows`."""
+    path = RESULTS / "frontier-gaps.md"
+    if not rows:
+        path.unlink(missing_ok=True)
+        return
+    write_table(
+        "frontier-gaps",
+        "Where the gaps lie: the parts of the best tree's first question (tools/regenerate_trees.py gaps)",
+        ["game", "answer", "secrets", "best tree found", "proven", "how", "gap", "share of the gap"],
+        rows,
+        "Each row is the set of secrets that give one answer to the best tree's first question: what the best tree "
+        "found spends on them (every question counted, the first included), and the most that is proven of that set "
+        "after the first question (the solve's store's exact value or bound; else, found by this step, the exact value "
+        f"of a set of at most {GAP_SEARCH_BELOW} secrets or one level of lookahead). A part whose gap is 0 is solved: "
+        "no tree that asks that first question does better there. The last row adds them up: a lower bound of the "
+        "trees that ask that first question: above the game's bound where another first question may do better, below it "
+        "where the store holds less of a part than the lookahead that proved the game's bound found there. The solve's "
+        "store is the tool's own, trusted as its solves trust it.",
     )
 
 
@@ -979,6 +1073,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "then the generated blocks of the README and the docs.",
     )
 
+    gaps = sub.add_parser(
+        "gaps",
+        help="say where the gaps of the unfinished least-total solves lie",
+        description="For each answer to the first question of the best trees found, what the tree spends and what "
+        "is proven (tools/results/frontier-gaps.md), then the README's tables.",
+    )
+    gaps.add_argument("names", **names)
+
     improve = sub.add_parser(
         "improve",
         help="give the best trees found exact endgames below N secrets",
@@ -1021,7 +1123,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     else:  # the help, or the one line for a command missing or unknown
         args = parser.parse_args(argv)
     error = sub.choices[args.command].error
-    if args.command != "table" and args.budget is not None and args.budget <= 0:
+    if args.command not in ("table", "gaps") and args.budget is not None and args.budget <= 0:
         error("--budget must be a positive number of seconds")
     if args.command == "improve" and args.below < 3:
         error("N must be at least 3 secrets")
@@ -1057,9 +1159,12 @@ def main(argv: list[str] | None = None) -> None:
     given = given_trees(args.incumbent) if args.command == "solve" else {}
     stopped = False
     failed: SystemExit | None = None
+    gaps: list[list[str]] = []
     for name in [] if args.command == "table" else args.names or table:
         try:
-            if args.command == "improve":
+            if args.command == "gaps":
+                gaps += work.gap_rows(name)
+            elif args.command == "improve":
                 work.improve(name, endgame_store(table[name]), args.below, args.budget)
             elif args.command == "pilot":
                 work.pilot(name, endgame_store(table[name]), args.width, args.budget)
@@ -1078,6 +1183,8 @@ def main(argv: list[str] | None = None) -> None:
     write_manifest(work.paths.trees)  # the digests of the trees as shipped now, which the tests verify
     if frontier:
         write_unfinished(work.unfinished_rows(list(work.frontier)))
+    if args.command == "gaps":
+        write_gaps(gaps)
     subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")], check=True)  # the results table follows
     if failed is not None:
         raise failed
