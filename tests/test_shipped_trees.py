@@ -529,12 +529,14 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     here.lookahead("bulls-4x8-total", 2, None)
     assert tree.load(path).generator["lookahead"]["levels"] == 3
     row = here.unfinished_rows(["bulls-4x8-total"])[0]
-    assert row[2] == f"{three} ({three / gt.size:.4f}), by 3 levels of lookahead"
+    hours = f"in {tree.load(path).generator['lookahead']['seconds'] / 3600:.1f} h"  # the time it took, recorded
+    assert row[2] == f"{three} ({three / gt.size:.4f}), by 3 levels of lookahead {hours}"
     here.lookahead("bulls-4x8-total", 3, None, exact_below=200)  # higher: sets of at most 200 searched exactly
     higher = lookahead_bound(gt, objectives.total(), 3, exact_below=200)
     assert three < higher == tree.load(path).generator["lookahead"]["bound"] and higher <= stats.total
     assert here.unfinished_rows(["bulls-4x8-total"])[0][2] == (
-        f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets"
+        f"{higher} ({higher / gt.size:.4f}), by 3 levels of lookahead and exact search below 200 secrets "
+        f"in {tree.load(path).generator['lookahead']['seconds'] / 3600:.1f} h"
     )
     here.lookahead("bulls-4x8-total", 3, None, exact_below=100)  # as high or lower: the record stays
     record = tree.load(path).generator["lookahead"]
@@ -554,7 +556,8 @@ def test_bound_raises_a_best_tree_founds_proven_bound_by_lookahead_and_the_table
     assert lookahead_bound(gt, objectives.total(), 2) < higher <= optimum == record["bound"]
     assert record["levels"] == 2 and record["store_exact_results"] == exact
     assert here.unfinished_rows(["bulls-4x8-total"])[0][2] == (
-        f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store"
+        f"{optimum} ({optimum / gt.size:.4f}), by 2 levels of lookahead and the {exact} exact results of its store "
+        f"in {record['seconds'] / 3600:.1f} h"
     )
     # what a bound keeps in the store ships with it: the next run, or the next machine, reads it back
     assert [p.name for p in here.shipped_chunks(store)] == ["bulls-4x8.db.xz"]

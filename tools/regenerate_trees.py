@@ -869,7 +869,11 @@ class Regenerator:
             borrowed = ""
             ahead = doc.generator.get("lookahead")
             how = exactly(ahead.get("exact_below"), ahead.get("store_exact_results")) if ahead else ""
-            by = f", by {ahead['levels']} levels of lookahead{how}" if ahead and ahead["bound"] == lb else ""
+            by = (
+                f", by {ahead['levels']} levels of lookahead{how} in {ahead['seconds'] / 3600:.1f} h"
+                if ahead and ahead["bound"] == lb
+                else ""
+            )
             if bound_of.startswith("total-within-"):
                 least = self.least_total_bound(doc.game.spec)
                 if least > lb or (least == lb and not by):  # a bound it inherited from the least total says so
@@ -993,7 +997,9 @@ def write_unfinished(rows: list[list[str]]) -> None:
         ],
         rows,
         "The lower bound is proven; the best tree found is verified over every secret and ships as "
-        "`strategy/trees/*-best-found.json.gz`, with the times spent on its store. The projection divides the worker time so far by the settled share "
+        "`strategy/trees/*-best-found.json.gz`, with the times spent on its store. A bound found by lookahead gives "
+        "the wall time of the lookahead that proved it (its runs added up, one thread per core); the time so far counts "
+        "the solve's tasks only. The projection divides the worker time so far by the settled share "
         f"and runs it at the efficiency simulated from the task logs of the latest runs, at least {EFFICIENCY_SAMPLE / 3600:.0f} h of worker time (the driver spending {1000 * DISPATCH:.0f} ms "
         "on each task it sends out): an extrapolation, not a bound, "
         "and an optimistic one, since the settled share grows fastest at the start of a run (the parts of bulls' first "
