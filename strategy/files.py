@@ -184,6 +184,23 @@ def check_distinct(named: Sequence[tuple[str, str | os.PathLike | None]], read_o
         seen.setdefault(key, (option, name))
 
 
+STORE_SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a store while it writes
+
+
+def store_files(option: str, store: str | None) -> list[tuple[str, str | None]]:
+    """`check_distinct`'s pairs for a store: the store and the files SQLite keeps beside it, which it deletes or
+    rewrites as it goes (a tree named s.db-wal beside --store s.db would be lost)."""
+    if store is None or store in ("-", ""):
+        return [(option, store)]
+    return [(option, store), *((option, f"{store}{side}") for side in STORE_SIDE_FILES)]
+
+
+def printable_name(path: str | os.PathLike) -> str:
+    """A file's name as text that any JSON writer takes: bytes that are not UTF-8 (a name os.fsdecode gave
+    surrogates for) as backslash escapes."""
+    return os.fsencode(os.path.basename(os.fspath(path))).decode("utf-8", "backslashreplace")
+
+
 def _resolve(path: str | os.PathLike) -> Path:
     """The file a name writes to: a symlink's target (so the link survives the rename)."""
     return Path(os.path.realpath(os.fspath(path)))

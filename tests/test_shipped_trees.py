@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import lzma
 import os
 import signal
 import sqlite3
@@ -249,6 +250,26 @@ def test_a_shipped_store_restores_for_its_unfinished_solves_with_their_time(ship
             assert here.task_record(name)[0] == pytest.approx(record["worker_seconds"], abs=0.1)
 
 
+def test_a_chunk_missing_from_a_shipped_store_is_one_line_not_a_weaker_store(tool, tmp_path):
+    """Each chunk holds what one run added: with one missing, the store would come back with less than was proven,
+    so the restore stops in one line that names it; a chunk that is not a store of the game is named as shipped."""
+    here = in_folder(tool, tmp_path)
+    here.paths.progress.mkdir(parents=True)
+    store = here.paths.stores / "g.db"
+    for name in ("g.db.xz", "g.3.db.xz"):
+        (here.paths.progress / name).write_bytes(lzma.compress(b""))
+    with pytest.raises(SystemExit, match=r"g\.2\.db\.xz is missing"):
+        here.restore(store)
+    (here.paths.progress / "g.db.xz").unlink()
+    with pytest.raises(SystemExit, match=r"g\.db\.xz is missing: the later chunks of g need it"):
+        here.restore(store)
+    (here.paths.progress / "g.3.db.xz").unlink()
+    (here.paths.progress / "g.db.xz").write_bytes(lzma.compress(b"hello\n"))
+    with pytest.raises(SystemExit, match=r"g\.db cannot be restored: .*g\.db\.xz.*") as stopped:
+        here.restore(store)
+    assert "/0.db" not in str(stopped.value) and not store.exists()  # not the scratch copy it was read from
+
+
 def test_a_store_ships_whole_then_run_by_run_what_it_gained_and_restores_from_its_chunks(tool, tmp_path):
     """The first shipping of a store writes it compacted; each later one only its new or raised results (into the
     last chunk while it is small, else a chunk of its own; nothing when nothing is new), so that a commit carries
@@ -403,7 +424,7 @@ def test_each_step_is_a_command_with_its_own_options_and_a_wrong_one_is_one_line
     args = tool.parse_args(["improve", "300", "--budget", "60", "bulls-5x9-total", "mastermind-5x6-total"])
     assert (args.below, args.budget, args.names) == (300, 60.0, ["bulls-5x9-total", "mastermind-5x6-total"])
     assert tool.parse_args(["table"]).command == "table"
-    assert tool.parse_args(["gaps", "bulls-5x10-total"]).names == ["bulls-5x10-total"]
+    assert tool.parse_args(["gaps"]).command == "gaps"
     capsys.readouterr()
     for wrong in (
         ["solve", "--exact-below", "200"],
@@ -419,6 +440,7 @@ def test_each_step_is_a_command_with_its_own_options_and_a_wrong_one_is_one_line
         ["--frontier"],
         ["table", "--budget", "60"],
         ["gaps", "--budget", "60"],
+        ["gaps", "bulls-5x10-total"],  # every open game's rows or none: the table is one
         [],
     ):
         with pytest.raises(SystemExit) as stopped:
@@ -728,6 +750,14 @@ def test_gaps_says_what_the_best_tree_spends_and_what_is_proven_on_each_part_of_
     assert last[1] == f"all, after {gt.code_str(first)}" and int(last[3]) == stats.total
     assert int(last[6]) == sum(int(row[6]) for row in rows[:-1]) == int(last[3]) - int(last[4])
     assert sum(int(row[7].rstrip("%")) for row in rows[:-1]) == pytest.approx(100, abs=len(rows))
+    spent = int(by_answer[gt.answer_str(biggest)][3])
+    with contextlib.closing(Store(store, gt.game, False)) as opened:  # a bound no tree could be under: refused
+        opened.put(set_key(objectives.total().key, 1, part(biggest)), len(part(biggest)), 1, spent + 1, False, None, 1)
+        opened.commit()
+    with pytest.raises(
+        SystemExit, match=rf"holds {spent + 1} for the answer .* above the {spent} .*: the store is wrong"
+    ):
+        here.gap_rows("bulls-4x8-total")
     tree.save(
         tree.TreeDoc(gt.game, greedy, "partial", {"lower_bound": 1, "bound_of": "fewest-at-7"}, stats.to_json()),
         here.best_found_path("bulls-4x8-total"),

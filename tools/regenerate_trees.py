@@ -3,7 +3,7 @@
 Usage: python tools/regenerate_trees.py solve [NAME ...] [--frontier] [--missing] [--budget SECONDS]
                                             [--jobs N | --scheduler tcp://HOST:PORT] [--incumbent FILE ...]
        python tools/regenerate_trees.py table
-       python tools/regenerate_trees.py gaps [NAME ...]
+       python tools/regenerate_trees.py gaps
        python tools/regenerate_trees.py improve N [--budget SECONDS] [NAME ...]
        python tools/regenerate_trees.py pilot K [--budget SECONDS] [NAME ...]
        python tools/regenerate_trees.py bound K [--exact-below N] [--budget SECONDS] [NAME ...]
@@ -370,12 +370,23 @@ class Regenerator:
         progress = self.paths.progress
         base = progress / f"{store.stem}.db.xz"
         if not base.exists():
+            if any(
+                re.fullmatch(rf"{re.escape(store.stem)}\.\d+\.db\.xz", p.name) for p in progress.glob(f"{store.stem}.*")
+            ):
+                raise SystemExit(f"{os.path.relpath(base, ROOT)} is missing: the later chunks of {store.stem} need it")
             return []
         later = (
             re.fullmatch(rf"{re.escape(store.stem)}\.(\d+)\.db\.xz", p.name)
             for p in progress.glob(f"{store.stem}.*.db.xz")
         )
-        return [base] + [progress / m.group(0) for m in sorted((m for m in later if m), key=lambda m: int(m.group(1)))]
+        numbered = sorted((m for m in later if m), key=lambda m: int(m.group(1)))
+        for n, m in enumerate(numbered, start=2):  # each chunk holds what one run added: none may be missing
+            if int(m.group(1)) != n:
+                missing = progress / f"{store.stem}.{n}.db.xz"
+                raise SystemExit(
+                    f"{os.path.relpath(missing, ROOT)} is missing: {store.stem}'s chunks must run 2, 3, ..."
+                )
+        return [base] + [progress / m.group(0) for m in numbered]
 
     def restore(self, store: Path | None) -> None:
         """A store lost with its machine comes back from its shipped chunks, with the time spent on it so far (the
@@ -387,7 +398,15 @@ class Regenerator:
             return
         store.parent.mkdir(parents=True, exist_ok=True)  # a fresh clone has no stores/ (bound restores before a solve)
         with tempfile.TemporaryDirectory(dir=store.parent) as folder:
-            merge(unpacked(chunks, Path(folder)), store)
+            copies = unpacked(chunks, Path(folder))
+            try:
+                merge(copies, store)
+            except FileError as e:  # named by the chunks it came from, not by their scratch copies
+                said = str(e)
+                for copy, chunk in zip(copies, chunks):
+                    said = said.replace(str(copy), os.path.relpath(chunk, ROOT))
+                store.unlink(missing_ok=True)
+                raise SystemExit(f"{os.path.relpath(store, ROOT)} cannot be restored: {said}") from None
         print(f"restored {store.name} from {', '.join(os.path.relpath(c, ROOT) for c in chunks)}", flush=True)
 
     def carry_over(self, name: str, record: dict) -> None:
@@ -940,6 +959,11 @@ class Regenerator:
                     continue
                 spent, _ = merged_tree(gt, cost, S, 1, [doc.root["next"][gt.answer_str(a)]])
                 held = stored_result(opened, set_key(costs.key, 1, S), gt, cost, S, 1, False) if opened else None
+                if held is not None and held.value > spent:  # no tree costs less than an optimum or its bound
+                    raise SystemExit(
+                        f"{os.path.relpath(store, ROOT)} holds {held.value} for the answer {gt.answer_str(a)} to "
+                        f"{gt.code_str(first)}, above the {spent} of the verified best tree found there: the store is wrong"
+                    )
                 if held is not None:
                     proven, how = held.value, "exact, stored" if held.exact else "bound, stored"
                 else:
@@ -1079,13 +1103,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "then the generated blocks of the README and the docs.",
     )
 
-    gaps = sub.add_parser(
+    sub.add_parser(
         "gaps",
         help="say where the gaps of the unfinished least-total solves lie",
         description="For each answer to the first question of the best trees found, what the tree spends and what "
         "is proven (tools/results/frontier-gaps.md), then the README's tables.",
     )
-    gaps.add_argument("names", **names)
 
     improve = sub.add_parser(
         "improve",
@@ -1165,12 +1188,17 @@ def main(argv: list[str] | None = None) -> None:
     given = given_trees(args.incumbent) if args.command == "solve" else {}
     stopped = False
     failed: SystemExit | None = None
-    gaps: list[list[str]] = []
-    for name in [] if args.command == "table" else args.names or table:
+    gaps: list[list[str]] | None = None
+    if args.command == "gaps":  # every open solve's rows, or none: the table is written whole
         try:
-            if args.command == "gaps":
-                gaps += work.gap_rows(name)
-            elif args.command == "improve":
+            gaps = [row for name in work.frontier for row in work.gap_rows(name)]
+        except SystemExit as e:
+            failed = e
+        except (FileError, OSError) as e:
+            failed = SystemExit(str(e))
+    for name in [] if args.command in ("table", "gaps") else args.names or table:
+        try:
+            if args.command == "improve":
                 work.improve(name, endgame_store(table[name]), args.below, args.budget)
             elif args.command == "pilot":
                 work.pilot(name, endgame_store(table[name]), args.width, args.budget)
@@ -1186,10 +1214,13 @@ def main(argv: list[str] | None = None) -> None:
         except SystemExit as e:  # a step that failed: the tables still follow what it shipped
             failed = e
             break
+        except (FileError, OSError) as e:  # a store or tree file it could not read or write: one line
+            failed = SystemExit(f"{name}: {e}")
+            break
     write_manifest(work.paths.trees)  # the digests of the trees as shipped now, which the tests verify
     if frontier:
         write_unfinished(work.unfinished_rows(list(work.frontier)))
-    if args.command == "gaps":
+    if gaps is not None:
         write_gaps(gaps)
     subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")], check=True)  # the results table follows
     if failed is not None:

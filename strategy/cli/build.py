@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..files import check_distinct, check_output
+from ..files import check_distinct, check_output, store_files
 from ..rules import MAX_CODES, parse_game
 from .options import (
     MAX_PILOT,
@@ -49,7 +49,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             raise CommandError(f"{option} applies to --exact-below only")
     if args.pilot and args.strategy == "random-consistent":
         raise CommandError("--pilot needs a scoring rule: random-consistent has none")
-    check_distinct([("-o", args.output), ("--store", args.store)])
+    check_distinct([("-o", args.output), *store_files("--store", args.store)])
     check_output(args.output if args.output != "-" else None, "tree file")
     check_writable(args.store, "store")
     first_code = game.parse_code(args.first) if args.first else None
@@ -85,6 +85,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                 "output": args.output,
                 "stats": stats_json(stats),
                 **({"pilot": pilot} if pilot else {}),
+                **({"exact_endgame": generator["exact_endgame"]} if "exact_endgame" in generator else {}),
             }
         )
     else:
@@ -130,7 +131,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
 
     needs_output_for_json(args)
     tree_output(args)
-    check_distinct([("TREE", args.tree), ("-o", args.output), ("--store", args.store)])
+    check_distinct([("TREE", args.tree), ("-o", args.output), *store_files("--store", args.store)])
     check_output(args.output if args.output != "-" else None, "tree file", inputs=(args.tree,))
     check_writable(args.store, "store")
     doc = load(args.tree)
@@ -150,6 +151,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
                 "output": args.output,
                 "before": stats_json(before),
                 "stats": stats_json(stats),
+                "exact_endgame": endgames,  # what the endgames saved, and the store they relied on
             }
         )
     else:

@@ -289,7 +289,12 @@ def needs_output_for_json(args: argparse.Namespace) -> None:
 
 
 def check_writable(name: str | None, what: str) -> None:
-    """Refuse, before any work, a store or log (files written as the work goes) that is a folder or has none."""
+    """Refuse, before any work, a store or log (files written as the work goes) that is a folder or has none, has no
+    name, or (a store) is not a regular file: SQLite would write a database to a terminal or a pipe."""
+    if name == "":
+        raise CommandError(f"the {what} needs a file name")
+    if what == "store" and name and os.path.exists(name) and not os.path.isfile(name):
+        raise CommandError(f"the {what} {quote(name)} is not a regular file")
     if name and os.path.isdir(name):
         raise CommandError(f"the {what} {quote(name)} is a directory")
     if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):

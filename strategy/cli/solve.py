@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..files import FileError, check_distinct, check_output, quote
+from ..files import FileError, check_distinct, check_output, quote, store_files
 from ..interrupts import Interrupted, signals_held
 from ..rules import MAX_TABLE_CODES, parse_game
 from .options import (
@@ -53,7 +53,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     check_distinct(
         [
             ("-o", args.output),
-            ("--store", args.store),
+            *store_files("--store", args.store),
             ("--partial", args.partial),
             ("--log", args.log),
             *(("--incumbent", path) for path in args.incumbent),

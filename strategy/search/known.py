@@ -11,7 +11,6 @@ checked against the game as they are read (`stored_result`).
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -20,7 +19,7 @@ import numpy as np
 from ..engine.exact import INF
 from ..engine.searcher import Costs
 from ..engine.table import GameTable, split
-from ..files import file_sha256, quote
+from ..files import file_sha256, printable_name, quote
 from ..rules import Game
 from ..tree.format import TreeDoc, TreeError, load, tree_node
 from ..tree.verify import impossible_question, verify
@@ -56,7 +55,7 @@ def store_trust(store: Store | None) -> list[Trusted]:
     was believed (none otherwise)."""
     if store is None or not store.relied_on:
         return []
-    return [Trusted(0, os.path.basename(store.path), store.sha256, store=True)]
+    return [Trusted(0, printable_name(store.path), store.sha256, store=True)]
 
 
 def tree_cost(gt: GameTable, tree: dict, costs: Costs, S: np.ndarray | None = None, d: int = 0) -> int:
@@ -186,7 +185,7 @@ def trusted_bounds(path: str, doc: TreeDoc, gt: GameTable, consistent_only: bool
             raise TreeError(
                 f"{path!r} claims a lower bound of {bound} on {stage}, above its own tree's {own}: not a proof"
             )
-        out[stage] = Trusted(bound, os.path.basename(path), sha256, inherited=inherited)
+        out[stage] = Trusted(bound, printable_name(path), sha256, inherited=inherited)
     return out
 
 

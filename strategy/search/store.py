@@ -251,6 +251,7 @@ class Store:
             raise FileError(f"store {quote(self.path)} is not a usable store: {e}") from None
         try:
             if trusted:  # the file as given (with what SQLite's journal of a killed run holds folded in first)
+                self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # rolls a hot journal back
                 if os.path.exists(f"{self.path}-wal") and os.path.getsize(f"{self.path}-wal") > 0:
                     self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self.sha256 = file_sha256(self.path) if os.path.exists(self.path) else file_sha256(os.devnull)

@@ -445,6 +445,8 @@ def test_improve_trusts_the_endgames_of_a_store_it_is_told_to(tmp_path, entropy)
     assert record["from_store"] == searched["subtrees"] > 0
     assert record["relies_on"] == [{"file": "eg.db", "sha256": digest, "store": True}]
     assert f"the endgames rely on the bounds stored in 'eg.db' (sha256 {digest})" in r.stderr
+    r = run_cli(*args, "--trust", str(store), "--json")  # the report says so too
+    assert orjson.loads(r.stdout)["exact_endgame"]["relies_on"] == record["relies_on"], r.stderr
     r = run_cli("improve", str(tree), "--exact-below", "100", "--trust", str(store), "-o", str(out))
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         f"strategy: error: --trust {quote(store)}: name a file given with --store"
@@ -477,3 +479,79 @@ def test_a_new_store_may_be_named_by_trust(tmp_path):
     store, out = tmp_path / "s.db", tmp_path / "t.json"
     r = run_cli("solve", "--game", "bulls:3x6", "--store", str(store), "--trust", str(store), "--quiet", "-o", str(out))
     assert r.returncode == 0 and "relies_on" not in orjson.loads(out.read_bytes())["generator"]["proven"], r.stderr
+
+
+def test_a_trusted_store_is_named_by_the_file_its_rows_came_from(tmp_path, entropy):
+    """Beside a store a killed run may leave a hot rollback journal, which SQLite rolls back as it reads: the
+    SHA-256 a trusted store is named by is taken after that, of the rows that were believed; a name that is not
+    UTF-8 is written with backslash escapes."""
+    tree = tmp_path / "e.json"
+    tree.write_bytes(orjson.dumps(entropy))
+    store = tmp_path / "s.db"
+    args = ("improve", str(tree), "--exact-below", "100", "-o", str(tmp_path / "i.json"))
+    assert run_cli(*args, "--store", str(store)).returncode == 0
+    with contextlib.closing(sqlite3.connect(store)) as con:
+        con.execute("PRAGMA journal_mode = DELETE")
+        con.execute("UPDATE results SET seal = NULL")
+        con.commit()
+        con.execute("PRAGMA cache_size = 1")  # the changes spill into the file before the commit, as a large run's do
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("UPDATE results SET value = value + 1000")  # never committed: the journal undoes it
+        killed = os.fsencode(tmp_path) + b"/k\xff.db"
+        for copy in (killed, os.fsencode(tmp_path / "m.db")):  # the pages and the journal as a killed run left them
+            Path(os.fsdecode(copy)).write_bytes(store.read_bytes())
+            Path(os.fsdecode(copy + b"-journal")).write_bytes(Path(f"{store}-journal").read_bytes())
+        con.rollback()
+    with contextlib.closing(sqlite3.connect(tmp_path / "m.db")) as con:
+        con.execute("SELECT count(*) FROM results").fetchone()  # SQLite rolls the journal back as it reads
+    rows_read = hashlib.sha256((tmp_path / "m.db").read_bytes()).hexdigest()
+    assert rows_read != hashlib.sha256(Path(os.fsdecode(killed)).read_bytes()).hexdigest()  # the journal matters
+    r = run_cli(
+        *args[:-2], "--store", os.fsdecode(killed), "--trust", os.fsdecode(killed), "-o", str(tmp_path / "k.json")
+    )
+    assert r.returncode == 0, r.stderr
+    (relied,) = orjson.loads((tmp_path / "k.json").read_bytes())["generator"]["exact_endgame"]["relies_on"]
+    assert relied["file"] == "k\\xff.db" and not os.path.exists(killed + b"-journal")
+    assert relied["sha256"] == rows_read
+
+
+@pytest.mark.parametrize("side", ["-wal", "-shm", "-journal"])
+def test_a_tree_is_never_a_file_sqlite_keeps_beside_the_store(tmp_path, entropy, side):
+    """SQLite deletes or rewrites the files beside a store: a tree named as one of them is refused, in or out."""
+    tree = tmp_path / "e.json"
+    tree.write_bytes(orjson.dumps(entropy))
+    store = tmp_path / "s.db"
+    beside = f"{store}{side}"
+    for args in (
+        ("improve", str(tree), "--exact-below", "30", "--store", str(store), "-o", beside),
+        (
+            "build",
+            "--game",
+            "mastermind:4x6",
+            "--strategy",
+            "entropy",
+            "--exact-below",
+            "30",
+            "--store",
+            str(store),
+            "-o",
+            beside,
+        ),
+        ("solve", "--game", "bulls:3x6", "--store", str(store), "-o", beside),
+    ):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "name the same file" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    Path(beside).write_bytes(tree.read_bytes())
+    r = run_cli("improve", beside, "--exact-below", "30", "--store", str(store), "-o", str(tmp_path / "i.json"))
+    assert r.returncode == 2 and "name the same file" in r.stderr and Path(beside).exists(), r.stderr
+
+
+@pytest.mark.parametrize("store", ["", "fifo"])
+def test_a_store_has_a_name_and_is_a_regular_file(tmp_path, store):
+    """SQLite would keep a store with no name in memory and lose it, or write one into a pipe: both are one line."""
+    if store:
+        store = str(tmp_path / store)
+        os.mkfifo(store)
+    r = run_cli("improve", "mastermind:4x6", "--exact-below", "30", "--store", store, "-o", str(tmp_path / "i.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert ("needs a file name" if not store else "is not a regular file") in r.stderr
