@@ -192,7 +192,8 @@ def store_files(option: str, store: str | None) -> list[tuple[str, str | None]]:
     rewrites as it goes (a tree named s.db-wal beside --store s.db would be lost)."""
     if store is None or store in ("-", ""):
         return [(option, store)]
-    return [(option, store), *((option, f"{store}{side}") for side in STORE_SIDE_FILES)]
+    beside = {store, os.path.realpath(store)}  # SQLite keeps them beside the file a link names
+    return [(option, store), *((option, f"{name}{side}") for name in sorted(beside) for side in STORE_SIDE_FILES)]
 
 
 def printable_name(path: str | os.PathLike) -> str:

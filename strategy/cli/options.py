@@ -254,11 +254,23 @@ def _json_escape(c: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
+def _unicode(obj: object) -> object:
+    """`obj` with every string made valid Unicode: a file name's bytes that are not UTF-8 (the surrogates
+    os.fsdecode gave them) as backslash escapes, which JSON can hold."""
+    if isinstance(obj, str):
+        return obj.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(obj, dict):
+        return {_unicode(k): _unicode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_unicode(v) for v in obj]
+    return obj
+
+
 def print_json(obj: object) -> None:
     """A JSON report on standard output. JSON escapes only the C0 controls in strings: the other characters a
     terminal may act on (DEL, the C1 controls such as CSI, bidirectional overrides) are written as \\u escapes
     too, which every JSON reader reads back as the same string."""
-    text = orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode()
+    text = orjson.dumps(_unicode(obj), option=orjson.OPT_INDENT_2).decode()
     if not text.isascii() or "\x7f" in text:
         text = "".join(c if c.isprintable() or c == "\n" else _json_escape(c) for c in text)
     sys.stdout.write(text + "\n")

@@ -207,6 +207,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from ..search.store import Store
 
     game = parse_game(args.game)
+    check_writable(args.store, "store")
     gt = game_table(game)  # a game too large for the exact engine's table says so here
     costs = objectives.at_last_level(args.fewest_at) if args.fewest_at else objectives.total(args.max_depth)
     trust_store = bool(trusted_files(args, [args.store], "--store"))

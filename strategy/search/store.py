@@ -252,7 +252,8 @@ class Store:
         try:
             if trusted:  # the file as given (with what SQLite's journal of a killed run holds folded in first)
                 self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # rolls a hot journal back
-                if os.path.exists(f"{self.path}-wal") and os.path.getsize(f"{self.path}-wal") > 0:
+                wal = f"{os.path.realpath(self.path)}-wal"  # beside the file a link names, where SQLite keeps it
+                if os.path.exists(wal) and os.path.getsize(wal) > 0:
                     self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self.sha256 = file_sha256(self.path) if os.path.exists(self.path) else file_sha256(os.devnull)
             # one run at a time makes, checks or upgrades it (two solves may start on one new store at once); a file

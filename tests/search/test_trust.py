@@ -544,14 +544,33 @@ def test_a_tree_is_never_a_file_sqlite_keeps_beside_the_store(tmp_path, entropy,
     Path(beside).write_bytes(tree.read_bytes())
     r = run_cli("improve", beside, "--exact-below", "30", "--store", str(store), "-o", str(tmp_path / "i.json"))
     assert r.returncode == 2 and "name the same file" in r.stderr and Path(beside).exists(), r.stderr
+    (tmp_path / "links").mkdir()
+    link = tmp_path / "links" / "l.db"  # SQLite keeps the side files beside the file a link names
+    link.symlink_to(store)
+    r = run_cli("improve", beside, "--exact-below", "30", "--store", str(link), "-o", str(tmp_path / "i.json"))
+    assert r.returncode == 2 and "name the same file" in r.stderr and Path(beside).exists(), r.stderr
 
 
+@pytest.mark.parametrize("command", ["improve", "bound"])
 @pytest.mark.parametrize("store", ["", "fifo"])
-def test_a_store_has_a_name_and_is_a_regular_file(tmp_path, store):
+def test_a_store_has_a_name_and_is_a_regular_file(tmp_path, store, command):
     """SQLite would keep a store with no name in memory and lose it, or write one into a pipe: both are one line."""
     if store:
         store = str(tmp_path / store)
         os.mkfifo(store)
-    r = run_cli("improve", "mastermind:4x6", "--exact-below", "30", "--store", store, "-o", str(tmp_path / "i.json"))
+    args = (
+        ("improve", "mastermind:4x6", "--exact-below", "30", "-o", str(tmp_path / "i.json"))
+        if command == "improve"
+        else ("bound", "--game", "bulls:3x6")
+    )
+    r = run_cli(*args, "--store", store)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert ("needs a file name" if not store else "is not a regular file") in r.stderr
+
+
+def test_a_json_report_holds_file_names_that_are_not_utf8(tmp_path):
+    """A name's bytes that are not UTF-8 are escaped in a --json report (it ended in an internal error, after the
+    tree was written)."""
+    out = os.fsdecode(os.fsencode(tmp_path) + b"/o\xff.json")
+    r = run_cli("improve", "mastermind:4x6", "--exact-below", "30", "--json", "-o", out)
+    assert r.returncode == 0 and orjson.loads(r.stdout)["output"].endswith("o\\xff.json"), r.stderr
