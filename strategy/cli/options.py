@@ -305,10 +305,10 @@ def check_writable(name: str | None, what: str) -> None:
     name, or (a store) is not a regular file: SQLite would write a database to a terminal or a pipe."""
     if name == "":
         raise CommandError(f"the {what} needs a file name")
-    if what == "store" and name and os.path.exists(name) and not os.path.isfile(name):
-        raise CommandError(f"the {what} {quote(name)} is not a regular file")
     if name and os.path.isdir(name):
         raise CommandError(f"the {what} {quote(name)} is a directory")
+    if what == "store" and name and os.path.exists(name) and not os.path.isfile(name):
+        raise CommandError(f"the {what} {quote(name)} is not a regular file")
     if name and not os.path.isdir(os.path.dirname(os.path.abspath(name))):
         raise CommandError(f"the folder of the {what} {quote(name)} does not exist")
 

@@ -249,7 +249,7 @@ def test_the_cli_reads_a_store_starts_a_missing_one_and_refuses_a_foreign_one(tm
     for _ in range(2):
         r = run_cli("bound", "--game", "bulls:4x6", "--levels", "2", "--exact-below", "80", "--store", new, "--json")
         assert r.returncode == 0 and orjson.loads(r.stdout)["lower_bound"] == 1425, r.stderr
-    for game, store, says in (("bulls:4x6", str(folder), "not a usable store"), ("bulls:4x7", path, "not 'bulls:4x7'")):
+    for game, store, says in (("bulls:4x6", str(folder), "is a directory"), ("bulls:4x7", path, "not 'bulls:4x7'")):
         r = run_cli("bound", "--game", game, "--store", store)
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = run_cli("bound", "--game", "bulls:4x7", "--store", new)  # closed by its bound: refused, it is left alone
