@@ -196,10 +196,15 @@ def store_files(option: str, store: str | None) -> list[tuple[str, str | None]]:
     return [(option, store), *((option, f"{name}{side}") for name in sorted(beside) for side in STORE_SIDE_FILES)]
 
 
+def valid_text(text: str) -> str:
+    """Text that any JSON writer takes: the bytes of a file name that are not UTF-8 (the surrogates os.fsdecode
+    gave them) as backslash escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def printable_name(path: str | os.PathLike) -> str:
-    """A file's name as text that any JSON writer takes: bytes that are not UTF-8 (a name os.fsdecode gave
-    surrogates for) as backslash escapes."""
-    return os.fsencode(os.path.basename(os.fspath(path))).decode("utf-8", "backslashreplace")
+    """A file's name (no folder) as `valid_text`, for a record."""
+    return valid_text(os.path.basename(os.fspath(path)))
 
 
 def _resolve(path: str | os.PathLike) -> Path:

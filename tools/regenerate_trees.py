@@ -1189,16 +1189,12 @@ def main(argv: list[str] | None = None) -> None:
     stopped = False
     failed: SystemExit | None = None
     gaps: list[list[str]] | None = None
-    if args.command == "gaps":  # every open solve's rows, or none: the table is written whole
+    steps = [] if args.command == "table" else ["gaps"] if args.command == "gaps" else args.names or table
+    for name in steps:
         try:
-            gaps = [row for name in work.frontier for row in work.gap_rows(name)]
-        except SystemExit as e:
-            failed = e
-        except (FileError, OSError) as e:
-            failed = SystemExit(str(e))
-    for name in [] if args.command in ("table", "gaps") else args.names or table:
-        try:
-            if args.command == "improve":
+            if args.command == "gaps":  # every open solve's rows, or none: the table is written whole
+                gaps = [row for every in work.frontier for row in work.gap_rows(every)]
+            elif args.command == "improve":
                 work.improve(name, endgame_store(table[name]), args.below, args.budget)
             elif args.command == "pilot":
                 work.pilot(name, endgame_store(table[name]), args.width, args.budget)

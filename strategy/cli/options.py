@@ -12,7 +12,7 @@ from typing import Callable, Iterator, NoReturn
 
 import orjson
 
-from ..files import printable, quote
+from ..files import printable, quote, valid_text
 from ..interrupts import Terminated
 from ..protocol import EXIT_INTERRUPTED
 from ..rules import MAX_TABLE_CODES
@@ -255,10 +255,9 @@ def _json_escape(c: str) -> str:
 
 
 def _unicode(obj: object) -> object:
-    """`obj` with every string made valid Unicode: a file name's bytes that are not UTF-8 (the surrogates
-    os.fsdecode gave them) as backslash escapes, which JSON can hold."""
+    """`obj` with every string as `valid_text` (a file name given on the command line may not be UTF-8)."""
     if isinstance(obj, str):
-        return obj.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return valid_text(obj)
     if isinstance(obj, dict):
         return {_unicode(k): _unicode(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
