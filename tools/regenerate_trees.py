@@ -996,14 +996,18 @@ class Regenerator:
         return out
 
 
+def table_or_none(name: str, title: str, header: list[str], rows: list[list[str]], note: str) -> None:
+    """A results table (tools/results/NAME.md) with its rows, or no file when there are none."""
+    if not rows:
+        (RESULTS / f"{name}.md").unlink(missing_ok=True)
+        return
+    write_table(name, title, header, rows, note)
+
+
 def write_unfinished(rows: list[list[str]]) -> None:
     """The table of frontier solves not finished yet (tools/results/frontier-unfinished.md), from
     `Regenerator.unfinished_rows`."""
-    path = RESULTS / "frontier-unfinished.md"
-    if not rows:
-        path.unlink(missing_ok=True)
-        return
-    write_table(
+    table_or_none(
         "frontier-unfinished",
         "Open on this machine: interrupted solves (tools/regenerate_trees.py solve --frontier)",
         [
@@ -1037,11 +1041,7 @@ def write_unfinished(rows: list[list[str]]) -> None:
 def write_gaps(rows: list[list[str]]) -> None:
     """Where the gaps of the unfinished least-total solves lie (tools/results/frontier-gaps.md), from
     `Regenerator.gap_rows`."""
-    path = RESULTS / "frontier-gaps.md"
-    if not rows:
-        path.unlink(missing_ok=True)
-        return
-    write_table(
+    table_or_none(
         "frontier-gaps",
         "Where the gaps lie: the parts of the best tree's first question (tools/regenerate_trees.py gaps)",
         ["game", "answer", "secrets", "best tree found", "proven", "how", "gap", "share of the gap"],
