@@ -25,7 +25,6 @@ reported and the run fails. --write saves the table in tools/results/moonshot-be
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import subprocess
@@ -307,9 +306,12 @@ class Worker:
 
 def serve() -> None:
     """Worker mode: read case numbers from stdin, answer one JSON line each."""
+    import strategy
+
     cases = orjson.loads(Path(os.environ["MOONSHOT_CASES"]).read_bytes())
     worker = Worker()
-    print(orjson.dumps({"ready": True}).decode(), flush=True)
+    package = str(Path(strategy.__file__).resolve().parent.parent)
+    print(orjson.dumps({"ready": True, "package": package}).decode(), flush=True)
     for line in sys.stdin:
         print(orjson.dumps(worker.run(cases[int(line)])).decode(), flush=True)
 
@@ -327,7 +329,10 @@ class Process:
             env=env,
             cwd=path,
         )
-        self.read()
+        package = self.read()["package"]
+        if Path(package) != path.resolve():  # both sides timing one package would print a ratio of nothing
+            self.close()
+            raise SystemExit(f"a benchmark process imported the strategy package of {package}, not of {path}")
 
     def read(self) -> dict:
         line = self.proc.stdout.readline()
@@ -368,6 +373,9 @@ def agree(case: dict, old: list[int], new: list[int]) -> bool:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--worker"]:  # the package on PYTHONPATH (this checkout's or the baseline's), not ROOT's
+        serve()
+        return
     sys.path.insert(0, str(ROOT))
     from strategy.cli.options import Parser  # errors in one line, as every tool and command
 
@@ -377,11 +385,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=("part", "solve", "refute"), help="these kinds of case only")
     parser.add_argument("--make", action="store_true", help="make the cases file from the stores")
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/moonshot-bench.md")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
-        serve()
-        return
     if args.make:
         cases = make_cases()
         args.cases.write_bytes(orjson.dumps(cases))

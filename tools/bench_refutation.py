@@ -29,9 +29,11 @@ from pathlib import Path
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from strategy.cli.options import Parser  # noqa: E402
+if "--worker" in sys.argv:  # the package on PYTHONPATH (a copy, or another checkout, which may predate Parser)
+    Parser = argparse.ArgumentParser
+else:
+    sys.path.insert(0, str(ROOT))
+    from strategy.cli.options import Parser
 
 PATH = (16, 3, 0)  # part of the first question (smallest first), question position, part (largest first)
 BETA = 4105
