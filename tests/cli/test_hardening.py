@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import resource
 import signal
 import stat
@@ -601,6 +602,37 @@ def test_ctrl_c_stops_the_exact_endgames_of_a_build_within_seconds(tmp_path):
     assert time.perf_counter() - start < 3, "the endgame search did not stop"
     assert proc.returncode == 130 and err.strip().splitlines()[-1].endswith("strategy: interrupted"), err
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+
+
+CASES.append("Ctrl-C while the command loads")
+
+
+def test_a_ctrl_c_while_the_command_loads_is_one_line():
+    """The command line takes about 0.3 s to import; a Ctrl-C then (raised here by the import system, at the
+    moment the command's own module is looked for) ends as one later would, for `python -m strategy` and for the
+    installed `strategy` command (its entry point)."""
+    ctrl_c = (
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'strategy.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+    )
+    scripts = (ROOT / "pyproject.toml").read_text().partition("[project.scripts]")[2]
+    module, function = re.search(r'^strategy = "([\w.]+):(\w+)"', scripts, re.MULTILINE).groups()
+    for launch in (
+        "import runpy; runpy.run_module('strategy', run_name='__main__', alter_sys=True)",
+        f"import importlib; importlib.import_module({module!r}).{function}()",
+    ):
+        r = subprocess.run(
+            [sys.executable, "-c", ctrl_c + launch, "play"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        one_line(r, 130, "strategy: interrupted")
 
 
 def test_a_cross_check_on_a_terminal_shows_the_solve_progress(tmp_path):
