@@ -112,6 +112,12 @@ def impossible_question(game: Game, root: Node) -> str | None:
     return None
 
 
+def _brief(value: object, limit: int = 80) -> str:
+    """A value from a file as an error line shows it: cut short, so that a forged list of millions stays one line."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def verify(doc: TreeDoc) -> Stats:
     """Check the tree solves every secret and its stored stats are true; VerifyError otherwise."""
     stats, _ = measure(doc.game, doc.root)
@@ -120,7 +126,7 @@ def verify(doc: TreeDoc) -> Stats:
         for key, value in measured.items():
             if doc.stats.get(key) != value:
                 raise VerifyError(
-                    f"stored stats.{key} = {doc.stats.get(key)} but the tree gives {value}",
+                    f"stored stats.{key} = {_brief(doc.stats.get(key))} but the tree gives {_brief(value)}",
                     "stats",
                     field=key,
                     stored=doc.stats.get(key),
@@ -161,7 +167,7 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
     for name, claimed, measured in claims:
         if claimed != measured:
             raise VerifyError(
-                f"its proof record says {name} = {claimed} but the tree gives {measured}: the record does not "
+                f"its proof record says {name} = {_brief(claimed)} but the tree gives {_brief(measured)}: the record does not "
                 f"describe this tree",
                 "record",
                 field=name,

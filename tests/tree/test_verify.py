@@ -47,6 +47,13 @@ def test_wrong_stats_are_rejected():
     assert verify(doc).total == 13
 
 
+def test_a_forged_stat_of_millions_is_told_in_a_short_line():
+    doc = TreeDoc(GAME, small_tree(), stats={"secrets": 6, "total": 13, "worst": 3, "depth_counts": [0] * 10**6})
+    with pytest.raises(VerifyError, match=r"stats.depth_counts = \[0, 0, .*\.\.\. \(3000000 characters\)") as e:
+        verify(doc)
+    assert len(str(e.value)) < 300
+
+
 def test_measure_gives_depth_per_secret():
     _, depths = measure(GAME, small_tree())
     assert depths == {"01": 1, "02": 2, "10": 2, "12": 2, "20": 3, "21": 3}
