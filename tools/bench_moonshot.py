@@ -7,7 +7,7 @@ The cases (tools/bench_moonshot.json, made once by --make and committed, so that
 are drawn from the moonshots' stores (stores/GAME.db, restored from trees/progress/ as tools/regenerate_trees.py
 does) and their best trees found (strategy/trees/*-best-found.json.gz), for bulls 5 of 10 and Mastermind 5x8:
 
-- part: a part of the first question bounded by the lookahead as `regenerate_trees.py --bound` bounds it (two
+- part: a part of the first question bounded by the lookahead as `regenerate_trees.py bound` bounds it (two
   more levels, sets of at most N secrets searched exactly with the cut-off left there);
 - solve: a set two questions deep on the best tree's path that the store proves exactly (Mastermind 5x8, whose store
   proves few of those, also sets of 300 to 700 secrets that --make solves), solved with its value + 1 as the
@@ -37,6 +37,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tools" / "bench_moonshot.json"
 GAMES = {"bulls:5x10": "bulls-5x10", "mastermind:5x8": "mastermind-5x8"}
+KINDS = ("part", "solve", "refute")  # of case
 # below the frontier bounds' settings (bulls 500-600, Mastermind 300), so that a baseline run takes minutes
 PART_EXACT_BELOW = {"bulls:5x10": 400, "mastermind:5x8": 250}
 PART_SIZES = (1000, 1500)  # the first question's parts that are bounded in a case: of 1000 to 1500 secrets
@@ -71,7 +72,7 @@ def make_cases() -> list[dict]:
         if not store.exists():
             raise SystemExit(
                 f"{store.relative_to(ROOT)} is missing: restore it first "
-                f"(python tools/regenerate_trees.py --frontier --bound 1 {stem}-total restores it)"
+                f"(python tools/regenerate_trees.py bound 1 {stem}-total restores it)"
             )
         con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
         gt = table_module.game_table(parse_game(spec))
@@ -382,7 +383,7 @@ def main() -> None:
     parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--against", type=Path, metavar="DIR", help="a checkout of the baseline commit")
     parser.add_argument("--cases", type=Path, default=CASES, help="the cases file (default %(default)s)")
-    parser.add_argument("--only", nargs="+", choices=("part", "solve", "refute"), help="these kinds of case only")
+    parser.add_argument("--only", nargs="+", choices=KINDS, help="these kinds of case only")
     parser.add_argument("--make", action="store_true", help="make the cases file from the stores")
     parser.add_argument("--write", action="store_true", help="save the table in tools/results/moonshot-bench.md")
     args = parser.parse_args()
@@ -395,7 +396,12 @@ def main() -> None:
         parser.error("--against DIR: a directory holding the baseline's strategy package")
     if not args.cases.is_file():
         parser.error(f"no cases file {args.cases} (make it with --make)")
-    cases = orjson.loads(args.cases.read_bytes())
+    try:
+        cases = orjson.loads(args.cases.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as e:
+        parser.error(f"--cases {args.cases}: {e}")
+    if not isinstance(cases, list) or not all(isinstance(c, dict) and c.get("kind") in KINDS for c in cases):
+        parser.error(f"--cases {args.cases}: not a list of cases (made by --make)")
     chosen = [i for i, c in enumerate(cases) if not args.only or c["kind"] in args.only]
     old, new = Process(args.against.resolve(), args.cases.resolve()), Process(ROOT, args.cases.resolve())
     rows, totals, failed = [], [0.0, 0.0], False
