@@ -614,7 +614,8 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     here.lookahead("bulls-4x8-total", 1, None)
     record = tree.load(path).generator
     assert "lookahead_unfinished" not in record and 1000 <= record["lookahead"]["seconds"] < 1100
-    # Ctrl-C (here while the tool waits for level 2): the bound is waited for, the time kept, the store shipped
+    # Ctrl-C (here while the tool waits for level 2): the bound is stopped and waited for, the time kept, the store
+    # shipped
     real, waits = subprocess.Popen.communicate, []
 
     def communicate(process, *args, **kwargs):
@@ -630,8 +631,10 @@ def test_a_bound_out_of_budget_is_stopped_and_its_store_kept(tool, tmp_path, mon
     finally:
         signal.signal(signal.SIGINT, handler)
     record = tree.load(path).generator
-    assert list(record["lookahead_unfinished"]) == ["2 levels, exact below 0"] and waits[2] == 30
-    assert "; interrupted at the next level" in capsys.readouterr().out and shipped == [store] * 3
+    assert list(record["lookahead_unfinished"]) == ["2 levels, exact below 0"] and waits[2] is None  # SIGTERM sent
+    told = capsys.readouterr()
+    assert "; interrupted at the next level" in told.out and shipped == [store] * 3
+    assert "interrupted; keeping what the bound proved" in told.err
     assert 1000 <= record["lookahead"]["seconds"] < 1100  # the same bound again keeps the record of its first run
 
 

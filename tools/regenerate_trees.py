@@ -670,14 +670,12 @@ class Regenerator:
                     cut = True  # stops at its next node and closes the store
                     run.send_signal(signal.SIGTERM)
                     run.communicate()
-                except KeyboardInterrupt:  # Ctrl-C reached the bound too (one process group): it closes its store
-                    cut = stopped = True
+                except KeyboardInterrupt:  # the bound stops at its next node and closes its store; SIGTERM too,
+                    cut = stopped = True  # for a Ctrl-C sent to this tool alone
                     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C would cut the shipping short
-                    try:
-                        run.communicate(timeout=30)
-                    except subprocess.TimeoutExpired:  # the signal was sent to this tool alone
-                        run.send_signal(signal.SIGTERM)
-                        run.communicate()
+                    print(f"{name}: interrupted; keeping what the bound proved (the store is shipped)", file=sys.stderr)
+                    run.send_signal(signal.SIGTERM)
+                    run.communicate()
             if cut:
                 unfinished[setting] = {**earlier, "seconds": round(earlier["seconds"] + time.perf_counter() - begun, 1)}
                 break
