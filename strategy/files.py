@@ -293,9 +293,15 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[str]:
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, what: str = "output") -> Iterator[BinaryIO]:
-    """A binary file to write `path` through: a temporary file renamed at the end, or a device in place."""
+    """A binary file to write `path` through: a temporary file renamed at the end, a device in place, or standard
+    output for `-` (as every command's -o takes it)."""
     name = os.fspath(path)
     try:
+        if name == "-":
+            sys.stdout.flush()  # what was printed before comes first
+            yield sys.stdout.buffer
+            sys.stdout.buffer.flush()
+            return
         if _in_place(name):
             with open(name, "wb") as f:
                 yield f
@@ -316,8 +322,4 @@ def write_atomic(path: str | os.PathLike, data: bytes, what: str = "output") -> 
 
 def write_output(path: str | os.PathLike | None, data: bytes, what: str = "output") -> None:
     """Write to `path`, or to standard output when it is None or `-`."""
-    if path is None or os.fspath(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    else:
-        write_atomic(path, data, what)
+    write_atomic("-" if path is None else path, data, what)

@@ -5,7 +5,17 @@ from __future__ import annotations
 import argparse
 
 from ..files import check_output, quote
-from .options import MAX_DEPTH_OPTION, TREE_HELP, command, int_in, load_checked, log, print_json, tree_argument
+from .options import (
+    MAX_DEPTH_OPTION,
+    TREE_HELP,
+    CommandError,
+    command,
+    int_in,
+    load_checked,
+    log,
+    print_json,
+    tree_argument,
+)
 
 
 def cmd_table(args: argparse.Namespace) -> int:
@@ -19,7 +29,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         write_atomic(args.csv, table_csv(doc, rows).encode(), "CSV table")
     if args.json:
         print_json(table_json(doc, rows))
-    else:
+    elif args.csv != "-":  # the CSV on standard output is the whole output
         print(format_table(doc, rows))
     return 0
 
@@ -42,6 +52,8 @@ def cmd_html(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from ..export.tables import export, sidecar
 
+    if args.output == "-":  # a CSV table has its metadata beside it, a database is a file
+        raise CommandError("export writes a file (and a CSV table its metadata beside it): -o needs a file name")
     check_output(args.output, "export", inputs=(args.tree,), regular=args.format == "sqlite")
     beside = sidecar(args.output) if args.format == "csv" else None
     check_output(beside, "export metadata", inputs=(args.tree,))
@@ -76,7 +88,9 @@ def add_commands(sub) -> None:
         cmd_table,
     )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
-    p.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
+    p.add_argument(
+        "--csv", metavar="FILE", help="also write the table as CSV (- for standard output, instead of the table)"
+    )
     p.add_argument("--json", action="store_true", help="print the table as one JSON document")
 
     p = command(
@@ -88,7 +102,9 @@ def add_commands(sub) -> None:
         cmd_html,
     )
     p.add_argument("tree", type=tree_argument, metavar="TREE", help=TREE_HELP)
-    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file to write")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="PAGE", help="the .html file to write (- for standard output)"
+    )
 
     p = command(
         sub,
@@ -127,4 +143,4 @@ def add_commands(sub) -> None:
         metavar="D",
         help="keep questions 1..D, summarise the rest",
     )
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (- for standard output)")

@@ -428,3 +428,27 @@ def test_improve_reports_its_own_objective_and_what_the_budget_left(tmp_path):
 def test_the_second_question_table_explains_its_columns():
     r = run_cli("table", "bulls:4x10")
     assert r.returncode == 0 and "vs first: what the first question answers if the second is the secret" in r.stdout
+
+
+def test_dash_is_standard_output_for_every_single_file_output(tmp_path):
+    """`-o -` (and `table --csv -`) writes to standard output, as `solve -o -` does, not to a file named `-`; export,
+    which writes a file and its metadata beside it, refuses it in one line."""
+    import subprocess
+
+    tree = str(TREES / "mastermind-4x6-total.json")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        cmd = [sys.executable, "-m", "strategy", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+
+    page = run("html", tree, "-o", "-")
+    assert page.returncode == 0 and page.stdout.startswith("<!DOCTYPE html>")
+    csv = run("table", tree, "--csv", "-")
+    assert csv.returncode == 0 and csv.stdout.splitlines()[0].startswith("answer,second,")
+    assert all("," in line for line in csv.stdout.splitlines())  # the CSV alone, not the table for people after it
+    graph = run("graph", tree, "--format", "graphml", "-o", "-")
+    assert graph.returncode == 0 and "<graphml" in graph.stdout
+    refused = run("export", tree, "--format", "csv", "-o", "-")
+    assert refused.returncode == 2 and "-o needs a file name" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
