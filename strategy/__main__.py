@@ -1,6 +1,5 @@
 """`python -m strategy` and the `strategy` command: the command line, loaded where a Ctrl-C is told as later."""
 
-import signal
 import sys
 
 
@@ -10,8 +9,10 @@ def main() -> None:
     try:
         from .cli import run
     except KeyboardInterrupt:
+        from .protocol import EXIT_INTERRUPTED
+
         sys.stderr.write("strategy: interrupted\n")
-        sys.exit(128 + signal.SIGINT)
+        sys.exit(EXIT_INTERRUPTED)
     run()
 
 

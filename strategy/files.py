@@ -318,8 +318,3 @@ def write_atomic(path: str | os.PathLike, data: bytes, what: str = "output") -> 
     """Write `data` to `path` completely or not at all."""
     with atomic_open(path, what) as f:
         f.write(data)
-
-
-def write_output(path: str | os.PathLike | None, data: bytes, what: str = "output") -> None:
-    """Write to `path`, or to standard output when it is None or `-`."""
-    write_atomic("-" if path is None else path, data, what)

@@ -369,17 +369,15 @@ class Regenerator:
         what its run found, not the whole store again). Empty when none ships."""
         progress = self.paths.progress
         base = progress / f"{store.stem}.db.xz"
-        if not base.exists():
-            if any(
-                re.fullmatch(rf"{re.escape(store.stem)}\.\d+\.db\.xz", p.name) for p in progress.glob(f"{store.stem}.*")
-            ):
-                raise SystemExit(f"{os.path.relpath(base, ROOT)} is missing: the later chunks of {store.stem} need it")
-            return []
         later = (
             re.fullmatch(rf"{re.escape(store.stem)}\.(\d+)\.db\.xz", p.name)
             for p in progress.glob(f"{store.stem}.*.db.xz")
         )
         numbered = sorted((m for m in later if m), key=lambda m: int(m.group(1)))
+        if not base.exists():
+            if numbered:
+                raise SystemExit(f"{os.path.relpath(base, ROOT)} is missing: the later chunks of {store.stem} need it")
+            return []
         for n, m in enumerate(numbered, start=2):  # each chunk holds what one run added: none may be missing
             if int(m.group(1)) != n:
                 missing = progress / f"{store.stem}.{n}.db.xz"

@@ -18,7 +18,7 @@ from typing import Callable, Iterator, NoReturn
 
 import orjson
 
-from ..files import read_bytes, write_output
+from ..files import read_bytes, write_atomic
 from ..rules import ALPHABET, Code, Game, GameError, feedback
 
 FORMAT = "strategy-tree"
@@ -137,7 +137,7 @@ def save(doc: TreeDoc, path: str | os.PathLike | None) -> None:
         import gzip
 
         data = gzip.compress(data, compresslevel=9, mtime=0)
-    write_output(path, data, "tree file")
+    write_atomic("-" if path is None else path, data, "tree file")
 
 
 def load(path: str | os.PathLike, game: Game | None = None) -> TreeDoc:
