@@ -87,7 +87,7 @@ def random_positions(walker, rng: random.Random, count: int):
 
 
 def hints(count: int) -> list[list[str]]:
-    from strategy.play.advice import ADVICE_SECONDS, Advisor
+    from strategy.play.advice import Advisor
     from strategy.play.walker import Walker
 
     rows = []
@@ -103,7 +103,7 @@ def hints(count: int) -> list[list[str]]:
         for history in random_positions(walker, random.Random(1), count):
             cands = walker.narrow(history)
             start = time.perf_counter()
-            hint = advisor.hint(history, ADVICE_SECONDS, lambda: walker.tree_option(history, cands))
+            hint = advisor.hint(history, lambda: walker.tree_option(history, cands))
             times.append(time.perf_counter() - start)
             proven += hint["proven_best"]
         row = [

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..files import FileError
 from ..interrupts import Terminated
+from ..play.advice import ADVICE_SECONDS, ANALYSE_TIMES
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
 from ..tree.format import TreeError
 from .options import (
@@ -19,6 +20,7 @@ from .options import (
     CommandError,
     command,
     int_in,
+    positive_seconds,
     print_json,
     probability,
     require_compiled_code,
@@ -128,6 +130,10 @@ def _prepare(args: argparse.Namespace):
             f"up to {MAX_TABLE_CODES:,} codes"
         )
     secret = game.parse_code(args.secret) if args.secret else None
+    if args.budget is not None:
+        from ..play.advice import advisor_for
+
+        advisor_for(game).seconds = args.budget
     if mode == "self_test":
         return lambda: _self_test(game, args)
     tree_name = label(args.tree) if args.tree else None
@@ -168,9 +174,9 @@ def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
     """Refuse options that the chosen mode would silently ignore."""
     live = not args.tree  # live play: --seed fixes its samples
     allowed = {
-        "offence": {"secret", "noise", "protocol"} | ({"seed"} if live else set()),
-        "defence": {"secret", "seed", "protocol", "game"},
-        "race": {"secret", "seed", "protocol"} | (set() if live else {"opponent"}),
+        "offence": {"secret", "noise", "protocol", "budget"} | ({"seed"} if live else set()),
+        "defence": {"secret", "seed", "protocol", "game", "budget"},
+        "race": {"secret", "seed", "protocol", "budget"} | (set() if live else {"opponent"}),
         "all": {"json"} | ({"sample", "seed"} if live else set()),
         "self_test": {"noise", "seed", "games", "json", "game"},
     }[mode] | {"game"}
@@ -183,6 +189,7 @@ def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
         "json": args.json,
         "opponent": args.opponent is not None,
         "sample": args.sample is not None,
+        "budget": args.budget is not None,
     }
     for option, present in given.items():
         if present and option not in allowed:
@@ -335,6 +342,13 @@ def add_commands(sub) -> None:
         "--opponent",
         choices=["tree", "random-consistent"],
         help="race with a TREE: how I expect you to play (default: as my tree would, from what you know)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=f"the engine's time for each hint, grade and question off the tree's path (default {ADVICE_SECONDS:g}; "
+        f"analyse gets {ANALYSE_TIMES} times as long): what it proves within it is exact, the rest bounds",
     )
     p.add_argument("--protocol", action="store_true", help="speak the JSON-lines protocol on standard input and output")
     p.add_argument("--json", action="store_true", help="with --all or --self-test: print the report as JSON")

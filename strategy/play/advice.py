@@ -17,7 +17,7 @@ from typing import Callable
 from ..rules import Game, GameError
 
 ADVICE_SECONDS = 1.0  # a hint, a grade or an off-tree question: exact when the search finishes within it
-ANALYSE_SECONDS = 5.0  # `analyse` in play (every question valued: longer, and asked for)
+ANALYSE_TIMES = 5  # `analyse` in play gets this many times an advice's time (every question valued, and asked for)
 HINT_SHARE = 0.5  # of a hint's time, what the search may take: the rest prices what it did not finish
 HINT_MARGIN = 0.9  # a hint's time: this share of its budget (the rest absorbs a loaded machine's delays)
 COACH_MAX_CODES = 10_000  # defence grades every question unasked in games up to this size (a feedback table of
@@ -32,6 +32,7 @@ class Advisor:
 
     def __init__(self, game: Game):
         self.game = game
+        self.seconds = ADVICE_SECONDS  # each advice's search time (play --budget sets it)
         self._analyser = None
         self._lock = threading.Lock()
 
@@ -66,17 +67,16 @@ class Advisor:
     def hint(
         self,
         history: list[tuple[str, str]],
-        budget: float = ADVICE_SECONDS,
         alternative: Callable[[], tuple[str, int] | None] | None = None,
     ) -> dict:
-        """The best question from the position: the engine's, proven best when its search finishes in `budget`;
+        """The best question from the position: the engine's, proven best when its search finishes in `seconds`;
         else the question with the least proven upper bound of the engine's best candidate and `alternative`
         (a complete strategy's first question and total, such as a tree's), with bounds. Row fields (as
         `search.analyse.row_json`) plus `proven_best` and the position's lower bound."""
         from ..search.analyse import row_json
 
         pos = self.position(history)
-        deadline = time.perf_counter() + HINT_MARGIN * budget
+        deadline = time.perf_counter() + HINT_MARGIN * self.seconds
         gt = self.analyser().gt
 
         def incumbent() -> tuple[int, int] | None:
@@ -113,19 +113,21 @@ class Advisor:
         row.class_size = None
         return row_json(row, "total", pos.n)
 
-    def grade(self, history: list[tuple[str, str]], code: str, budget: float = ADVICE_SECONDS) -> dict:
+    def grade(self, history: list[tuple[str, str]], code: str) -> dict:
         """A question graded against the best (`search.analyse.grade_json`), with the secrets it applies to."""
         from ..search.analyse import grade_json
 
         pos = self.position(history)
-        grade = self.analyser().grade(pos, code, time.perf_counter() + budget, quick=True)
+        grade = self.analyser().grade(pos, code, time.perf_counter() + self.seconds, quick=True)
         return {"candidates": pos.n, **grade_json(grade)}
 
-    def analyse(self, history: list[tuple[str, str]], top: int | None, budget: float = ANALYSE_SECONDS) -> dict:
+    def analyse(self, history: list[tuple[str, str]], top: int | None) -> dict:
+        """The position's questions valued (`search.analyse.analysis_json`), the `top` best or all."""
         from ..search.analyse import analysis_json
 
         pos = self.position(history)
-        doc = analysis_json(self.analyser().analyse(pos, top=top, deadline=time.perf_counter() + budget))
+        deadline = time.perf_counter() + ANALYSE_TIMES * self.seconds
+        doc = analysis_json(self.analyser().analyse(pos, top=top, deadline=deadline))
         return {k: v for k, v in doc.items() if k not in ("game", "history")}
 
 
@@ -141,12 +143,11 @@ def off_tree_question(
     game: Game,
     history: list[tuple[str, str]],
     tree: Callable[[], tuple[str, int] | None],
-    budget: float = ADVICE_SECONDS,
 ) -> str:
     """The walker's question once the history has left its tree's path: the engine's best question, proven best
-    when its search finishes within `budget`; otherwise whichever of the engine's best candidate and the tree's own
+    when its search finishes within the advisor's `seconds`; otherwise whichever of the engine's best candidate and the tree's own
     continuation (`tree()`: its question and total, or None) has the least proven total."""
-    return advisor_for(game).hint(history, budget, tree)["code"]
+    return advisor_for(game).hint(history, alternative=tree)["code"]
 
 
 def command(
@@ -323,14 +324,14 @@ def grade_lines(doc: dict, budget: float | None = None) -> list[str]:
     return out
 
 
-def hint_lines(e: dict) -> list[str]:
-    """The hint event in words."""
+def hint_lines(e: dict, budget: float) -> list[str]:
+    """The hint event in words (`budget`: the seconds its search had)."""
     n = e["candidates"]
     secret = "it may be the secret" if e["may_be_secret"] else "it cannot be the secret"
     if e["proven_best"]:
         return [f"hint: ask {e['code']} ({secret}): the best question, {value_text(e, n)}"]
     low = e["position_lower"]["total"]
     return [
-        f"hint: ask {e['code']} ({secret}): {value_text(e, n)}; not proven best within {ADVICE_SECONDS:g} s, "
+        f"hint: ask {e['code']} ({secret}): {value_text(e, n)}; not proven best within {budget:g} s, "
         f"and no question can do better than {low} ({low / n:.4f} on average)"
     ]

@@ -13,7 +13,7 @@ import orjson
 
 from ..protocol import EXIT_CONTRADICTION
 from ..rules import Game
-from .advice import grade_lines, hint_lines, table_lines
+from .advice import advisor_for, grade_lines, hint_lines, table_lines
 from .session import RACE_RULE, End
 
 MAX_LINE_BYTES = 65_536  # a longer input line is no command: the protocol ends with an error rather than hold it
@@ -193,7 +193,7 @@ class TextChannel:
             self.say(my_table(e["history"], "history"))
 
     def _hint(self, e: dict) -> None:
-        for line in hint_lines(e):
+        for line in hint_lines(e, advisor_for(self.game).seconds):
             self.say(line)
 
     def _grade(self, e: dict) -> None:

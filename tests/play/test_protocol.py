@@ -316,8 +316,9 @@ def test_solve_and_build_json(tmp_path):
 
 def test_advice_through_the_protocol():
     """hint, grade CODE and analyse [K] answer with JSON at the position of whoever asks: the computer's in offence,
-    yours in defence (where a program asks for grades: they are not sent unasked)."""
-    with start(TREE3) as me:
+    yours in defence (where a program asks for grades: they are not sent unasked). --budget 60: time enough for the
+    searches to finish on a loaded machine (a second did not, on a busy CI runner)."""
+    with start(TREE3, "--budget", "60") as me:
         checked(me.until_await())
         checked(me.answer(0, 1))
         hint = checked([me.hint()])[0]
@@ -331,7 +332,7 @@ def test_advice_through_the_protocol():
         assert [q["total"] for q in analysis.questions] == sorted(q["total"] for q in analysis.questions)
         refused = checked(me.send("grade 01"))
         assert refused[0].kind == "refused" and "must have 3 symbols" in refused[0].reason
-    with start("--defence", "--game", "bulls:3x10", "--secret", "459") as holder:
+    with start("--defence", "--game", "bulls:3x10", "--secret", "459", "--budget", "60") as holder:
         checked(holder.until_await())
         events = checked(holder.ask("012"))
         assert [e.kind for e in events] == ["answer_to_your_question", "await"]
