@@ -147,7 +147,7 @@ def probability(text: str) -> float:
 def positive_seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0, with a one-line message otherwise."""
     try:
-        t = float(text[:30])
+        t = float(text) if text.isascii() and "_" not in text else float("nan")  # as typed: 1e-9, 0.5, 30
     except ValueError:
         t = float("nan")
     if not 0.0 < t < float("inf"):

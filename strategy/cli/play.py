@@ -202,6 +202,8 @@ def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
                 else ""
             )
             raise CommandError(f"--{option} does not apply to {name}{why}")
+    if args.budget is not None and args.noise is not None:
+        raise CommandError("--budget does not apply to noisy-answer mode (--noise): it gives no advice")
     if mode == "self_test" and args.noise is None:
         raise CommandError("--self-test needs --noise Q")
 
@@ -347,8 +349,9 @@ def add_commands(sub) -> None:
         "--budget",
         type=positive_seconds,
         metavar="SECONDS",
-        help=f"the engine's time for each hint, grade and question off the tree's path (default {ADVICE_SECONDS:g}; "
-        f"analyse gets {ANALYSE_TIMES} times as long): what it proves within it is exact, the rest bounds",
+        help=f"the engine's time for each hint and grade (default {ADVICE_SECONDS:g}; analyse gets {ANALYSE_TIMES} "
+        "times as long) and, playing a tree, for its question once the answers leave the tree's path: what it "
+        "proves within it is exact, the rest bounds",
     )
     p.add_argument("--protocol", action="store_true", help="speak the JSON-lines protocol on standard input and output")
     p.add_argument("--json", action="store_true", help="with --all or --self-test: print the report as JSON")

@@ -23,6 +23,7 @@ HINT_MARGIN = 0.9  # a hint's time: this share of its budget (the rest absorbs a
 COACH_MAX_CODES = 10_000  # defence grades every question unasked in games up to this size (a feedback table of
 # 100 MB at most, built while the person types); larger ones (up to the engine's limit) on request only
 ADVICE_COMMANDS = ("hint", "analyse", "analyze", "grade")
+MAX_TOP = 1_000_000  # analyse K: at most this K (no position has more questions than that worth listing)
 _ADVISORS: dict[Game, "Advisor"] = {}
 _ADVISORS_LOCK = threading.Lock()
 
@@ -169,10 +170,10 @@ def command(
         if verb in ("analyse", "analyze") and len(words) <= 2:
             top = None
             if len(words) == 2:
-                if not (words[1].isascii() and words[1].isdigit() and 0 < int(words[1][:7]) <= 1_000_000):
-                    return [
-                        _refused(text, "write analyse, or analyse K for the K best questions (K from 1)", "bad_command")
-                    ]
+                k = words[1]
+                if not (k.isascii() and k.isdigit() and len(k) <= 7 and 0 < int(k) <= MAX_TOP):
+                    why = f"write analyse, or analyse K for the K best questions (K from 1 to {MAX_TOP:,})"
+                    return [_refused(text, why, "bad_command")]
                 top = int(words[1])
             return [{"event": "analysis", "number": number, **advisor.analyse(history, top)}]
         if verb == "grade" and len(words) == 2:

@@ -322,10 +322,10 @@ class Asker:
         key = self.game.format_answer(answer)
         self.history[i] = (question, key)
         self.corrected.add(i)
+        self.pending = None  # the question awaiting its answer was chosen from the old one: choose again
         if key == self.win_key:  # the game ended at that question
             del self.history[i + 1 :]
             del self.before[i + 1 :]
-            self.pending = None
         events = self._recount()
         return [
             event(

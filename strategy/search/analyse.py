@@ -782,7 +782,9 @@ def row_json(row: Row, objective: str, n: int) -> dict:
 
 
 def analysis_json(analysis: Analysis) -> dict:
-    pos = analysis.position
+    """An analysis as JSON: `value` is the best question's exact value (None when no question is proven best, or
+    the best one is proven so by bounds alone: the only class, its search unfinished; its row has the bounds)."""
+    pos, best = analysis.position, analysis.best
     game = pos.gt.game
     return {
         "game": game.spec,
@@ -792,8 +794,8 @@ def analysis_json(analysis: Analysis) -> dict:
         "asked": pos.d,
         "symmetric": pos.symmetric,
         "classes": analysis.classes,
-        "best": analysis.best.code if analysis.best is not None else None,
-        "value": value_fields(analysis.objective, analysis.best.lower) if analysis.best is not None else None,
+        "best": best.code if best is not None else None,
+        "value": value_fields(analysis.objective, best.lower) if best is not None and best.exact else None,
         "lower": value_fields(analysis.objective, analysis.best_lower),
         "complete": analysis.complete,
         "seconds": round(analysis.seconds, 3),

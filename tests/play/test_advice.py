@@ -118,8 +118,17 @@ def test_a_budget_too_short_to_prove_says_so():
         (["--budget", "0"], "--budget must be a positive number of seconds, got '0'"),
         (["--budget", "nan"], "--budget must be a positive number of seconds, got 'nan'"),
         (["--all", "--budget", "5"], "--budget does not apply to --all"),
+        (["--noise", "0.1", "--budget", "5"], "--budget does not apply to noisy-answer mode"),
+        (["--budget", "1" + "0" * 400], "--budget must be a positive number of seconds"),
+        (["--budget", "1_0"], "--budget must be a positive number of seconds, got '1_0'"),
     ],
 )
 def test_a_bad_budget_is_one_line(args, says):
     r = run_cli("play", "bulls:3x10", *args)
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
+
+
+def test_a_budget_is_read_whole():
+    """A budget is read as typed, however long (it was cut to 30 characters: this one was read as 1 s)."""
+    r = run_cli("play", "mastermind:4x6", "--budget=1.00000000000000000000000000000e-9", input="1,0\nhint\nq\n")
+    assert "not proven best within 1e-09 s" in r.stdout, (r.stdout, r.stderr)

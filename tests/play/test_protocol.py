@@ -342,6 +342,22 @@ def test_advice_through_the_protocol():
         assert hint.proven_best and hint.code == grade.best["code"]
 
 
+def test_an_analysis_with_bounds_only_gives_no_value_and_a_bad_k_is_refused():
+    """At bulls 3 of 10's first question every question is equivalent, so one is proven best before any search
+    ends: with no time, 'value' is null (it was the lower bound) and its row has the bounds. An analyse K with
+    thousands of digits is refused (it ended the player with an internal error)."""
+    with start(TREE3, "--budget", "1e-9") as me:
+        checked(me.until_await())
+        analysis = checked([me.analyse(2)])[0]
+        row = analysis.questions[0]
+        assert analysis.best == row["code"] and not analysis.complete and analysis.value is None
+        assert row["lower"]["total"] < row["upper"]["total"] and not row["exact"]
+        for k in ("1" + "0" * 5000, "99999999", "0"):
+            refused = checked(me.send(f"analyse {k}"))
+            assert refused[0].kind == "refused" and refused[0].code == "bad_command", refused
+            assert "K from 1 to 1,000,000" in refused[0].reason
+
+
 def test_help_lists_the_commands_in_every_mode():
     player = start(TREE3)
     player.until_await()

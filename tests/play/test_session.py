@@ -44,13 +44,14 @@ def test_help_lists_the_commands_and_the_game_goes_on(walker):
     assert "undo, correct NUMBER ANSWER, noisy [Q]" in text and text.count("Is your number 0123?") == 1
 
 
-def test_a_correction_asks_the_pending_question_again(walker):
-    """After `correct`, the question still waiting for its answer is put again (it was not, and the prompt alone
-    did not say which question it was)."""
+def test_a_correction_chooses_the_next_question_again(walker):
+    """After `correct`, the question waiting for its answer is chosen again from the corrected answers and put (it
+    was first not put at all, then put unchanged: 1435, the tree's question after 0,3, asked after 0,2)."""
     channel, said = scripted(walker.game, ["0,3", "correct 1 0,2", "q"])
     session.offence(walker, channel)
     after = said[[i for i, line in enumerate(said) if line.startswith("Corrected;")][0] :]
-    assert after[1] == "Is your number 1435?"
+    assert walker.next_guess([("0123", "0,3")]) == "1435" and walker.next_guess([("0123", "0,2")]) == "1245"
+    assert after[1].endswith("Is your number 1245?"), after
 
 
 def test_a_secret_plays_itself_to_the_end_in_the_protocol(walker):
