@@ -20,7 +20,9 @@ Three facts shape every long-running loop of the tool, and they are explained he
   (`raise_heard`) once the library has returned.
 - **Once stopped, a command winds up undisturbed.** A second Ctrl-C (or SIGTERM) while an interrupted solve writes
   its partial tree and stops its workers is held (`signals_held`), not raised: it would cut the writing short and
-  leave shared memory and semaphores to the resource tracker.
+  leave shared memory and semaphores to the resource tracker. Anywhere else, a signal within a second of the one
+  that stopped the command is the same request, not raised again (`_stop`): the unwinding, the last event and the
+  exit status stay the first one's.
 
 An interrupted exact solve raises `Interrupted`, which carries what it had proven (`partial`) and the
 interruption itself as its cause.
@@ -36,7 +38,7 @@ import threading
 import time
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, Callable, Iterator
 
 
 class Terminated(BaseException):
@@ -64,14 +66,31 @@ class Interrupted(BaseException):
 INTERRUPTIONS = (KeyboardInterrupt, Terminated)
 
 
-def _raise_terminated(signum: int, frame: object) -> NoReturn:
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SAME_STOP_SECONDS = 1.0  # a signal this soon after the one that stopped the command is the same request
+_stopped_at: list[float] = []  # when the last signal was raised (in the main thread: one handler at a time)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """Raise the signal's interruption (KeyboardInterrupt, or `Terminated`), unless one was raised less than
+    SAME_STOP_SECONDS ago: a Ctrl-C pressed twice, or a supervisor's SIGTERM on the heels of a Ctrl-C, would cut
+    short the wind-up the first one started (its last event, its exit status). A later one is raised again: the
+    first may have been lost (a C library's callback that swallows what it raises), or the wind-up be stuck."""
+    now = time.monotonic()
+    if _stopped_at and now - _stopped_at[-1] < SAME_STOP_SECONDS:
+        return
+    _stopped_at[:] = [now]
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated(signum)
 
 
 def terminate_on_signals() -> None:
-    """Make SIGTERM and SIGHUP raise `Terminated` in the main thread."""
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _raise_terminated)
+    """Make Ctrl-C raise KeyboardInterrupt, and SIGTERM and SIGHUP `Terminated`, in the main thread, each once for
+    a burst of them (`_stop`)."""
+    _stopped_at.clear()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _stop)
 
 
 @contextmanager
@@ -171,7 +190,7 @@ def signals_held() -> Iterator[list[int]]:
     if threading.current_thread() is not threading.main_thread():
         yield held
         return
-    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    kept = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     for sig in kept:
         signal.signal(sig, lambda signum, frame: held.append(signum))
     try:

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..files import FileError, printable, quote
-from ..interrupts import Interrupted, Terminated, signals_unwrapped, terminate_on_signals
+from ..interrupts import Interrupted, Terminated, signals_held, signals_unwrapped, terminate_on_signals
 from ..rules import GameError
 from ..tree.format import TreeError
 from . import play
@@ -114,9 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with signals_unwrapped():
             return args.func(args)
     except Interrupted as e:  # a command that reported the partial result leaves its interruption to be told here
-        return _exit_status(e.__cause__ or KeyboardInterrupt())
+        with signals_held():  # a second Ctrl-C while the first is told changes nothing
+            return _exit_status(e.__cause__ or KeyboardInterrupt())
     except BaseException as e:
-        return _exit_status(e)
+        with signals_held():
+            return _exit_status(e)
 
 
 def _exit_status(e: BaseException) -> int:
@@ -170,6 +172,8 @@ def run() -> None:
                 stream.flush()
         except BrokenPipeError:
             pass
+        except (KeyboardInterrupt, Terminated):  # another signal while the output drains: the first one's status
+            break
         except OSError as e:  # what was left to print did not fit (a full disk)
             _tell(
                 f"strategy: error: cannot write {'the output' if stream is sys.stdout else 'messages'}: "

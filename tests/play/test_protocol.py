@@ -475,6 +475,47 @@ def test_a_signal_ends_the_game_with_an_end_event(signum, status):
     SEEN.add("end")
 
 
+def test_two_signals_at_once_end_the_game_as_the_first_says():
+    """A second signal hard on the first (a Ctrl-C pressed twice, or a supervisor's SIGTERM after it) cannot cut
+    the wind-up short: the end event is still the last line, with the first signal's status, and standard error has
+    one line. It had no end event, and the status of the second."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strategy", "play", TREE4, "--protocol", "--budget", "100"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(line: str, until: str) -> None:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        for out in proc.stdout:
+            if f'"event":"{until}"' in out:
+                return
+
+    send("3,0", "await")
+    send("hint", "hint")  # 24 secrets: the engine is loaded, the hint quick
+    send("undo", "await")
+    send("0,1", "await")
+    proc.stdin.write("hint\n")  # 1440 secrets: the search takes seconds, and a stopped one unwinds for a while
+    proc.stdin.flush()
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    last = orjson.loads(out.splitlines()[-1])
+    assert last == {"event": "end", "reason": "interrupted", "exit": 130} and proc.returncode == 130, (out, err)
+    assert err.strip() == "strategy: interrupted", err
+
+
 def test_every_event_kind_was_produced_and_valid():
     """Runs last in this module: the sessions above produced every event the schema defines."""
     assert SEEN == set(SCHEMA["$defs"]), set(SCHEMA["$defs"]) - SEEN

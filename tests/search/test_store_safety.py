@@ -169,6 +169,7 @@ def test_a_signal_stops_a_statement_inside_sqlite_within_a_second(tmp_path, sig)
         took = time.perf_counter() - start
     finally:
         watchdog.cancel()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     assert took < 3, took  # the signal comes at 0.3 s and is heard within milliseconds; the watchdog stops at 5 s
