@@ -132,6 +132,11 @@ def _prepare(args: argparse.Namespace):
         )
     secret = game.parse_code(args.secret) if args.secret else None
     if args.budget is not None:
+        if game.count() > MAX_TABLE_CODES:
+            raise CommandError(
+                f"--budget does not apply to {game.spec}: advice needs the answer table, games of up to "
+                f"{MAX_TABLE_CODES:,} codes"
+            )
         from ..play.advice import advisor_for
 
         advisor_for(game).seconds = args.budget
@@ -203,8 +208,11 @@ def _play_option_conflicts(args: argparse.Namespace, mode: str) -> None:
                 else ""
             )
             raise CommandError(f"--{option} does not apply to {name}{why}")
-    if args.budget is not None and args.noise is not None:
-        raise CommandError("--budget does not apply to noisy-answer mode (--noise): it gives no advice")
+    if args.budget is not None:  # where no advice can be asked, a budget would be silently ignored
+        if args.noise is not None:
+            raise CommandError("--budget does not apply to noisy-answer mode (--noise): it gives no advice")
+        if mode == "offence" and args.secret is not None and not args.protocol:
+            raise CommandError("--budget does not apply to a game that plays itself (offence with --secret)")
     if mode == "self_test" and args.noise is None:
         raise CommandError("--self-test needs --noise Q")
 
@@ -285,7 +293,7 @@ PLAY_GAME_HELP = (
 )
 PLAY_EPILOG = """answers may be typed in any common notation: 1,2  1 2  12  1H2B  1A2B  '1 hit, 2 blows'
 'Hit = 1, Blow = 2'  '1 bull 2 cows'  1B2C  '1 black 2 white'  1B2W, or the code length alone (4)
-for all hits. While playing: undo, correct NUMBER ANSWER, noisy [Q], q.
+for all hits. While playing: undo, correct NUMBER ANSWER, noisy [Q], hint, grade CODE, analyse [K], help, q.
 exit status: 0 solved (or the race decided), 2 bad input, 3 quit, 4 end of input,
 5 ended while the answers contradicted each other."""
 

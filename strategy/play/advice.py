@@ -184,7 +184,8 @@ def command(
             return [{"event": "grade", "number": number, "code": code, **advisor.grade(history, code)}]
     except GameError as e:
         return [_refused(text, str(e), "unavailable")]
-    usage = {"hint": "write hint", "grade": "write grade CODE, e.g. grade 0123"}.get(verb, "")
+    example = advisor.game.format_code(advisor.game.code_at(0))
+    usage = {"hint": "write hint", "grade": f"write grade CODE, e.g. grade {example}"}.get(verb, "")
     return [_refused(text, usage or "write analyse, or analyse K", "bad_command")]
 
 

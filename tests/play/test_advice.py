@@ -128,6 +128,20 @@ def test_a_bad_budget_is_one_line(args, says):
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
 
 
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["bulls:10x10"], "--budget does not apply to bulls:10x10: advice needs the answer table"),
+        (["bulls:3x10", "--secret", "012"], "--budget does not apply to a game that plays itself"),
+    ],
+)
+def test_a_budget_where_no_advice_can_be_asked_is_refused(args, says):
+    """A budget that nothing would use is refused, as other options that do not apply are (it was ignored)."""
+    r = run_cli("play", *args, "--budget", "2")
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert run_cli("play", "bulls:3x10", "--secret", "012", "--budget", "2", "--protocol").returncode == 0
+
+
 def test_a_budget_is_read_whole():
     """A budget is read as typed, however long (it was cut to 30 characters: this one was read as 1 s)."""
     r = run_cli("play", "mastermind:4x6", "--budget=1.00000000000000000000000000000e-9", input="1,0\nhint\nq\n")
