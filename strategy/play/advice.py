@@ -146,8 +146,8 @@ def off_tree_question(
     tree: Callable[[], tuple[str, int] | None],
 ) -> str:
     """The walker's question once the history has left its tree's path: the engine's best question, proven best
-    when its search finishes within the advisor's `seconds`; otherwise whichever of the engine's best candidate and the tree's own
-    continuation (`tree()`: its question and total, or None) has the least proven total."""
+    when its search finishes within the advisor's `seconds`; otherwise whichever of the engine's best candidate
+    and the tree's own continuation (`tree()`: its question and total, or None) has the least proven total."""
     return advisor_for(game).hint(history, alternative=tree)["code"]
 
 
@@ -174,7 +174,7 @@ def command(
                 if not (k.isascii() and k.isdigit() and len(k) <= 7 and 0 < int(k) <= MAX_TOP):
                     why = f"write analyse, or analyse K for the K best questions (K from 1 to {MAX_TOP:,})"
                     return [_refused(text, why, "bad_command")]
-                top = int(words[1])
+                top = int(k)
             return [{"event": "analysis", "number": number, **advisor.analyse(history, top)}]
         if verb == "grade" and len(words) == 2:
             try:
