@@ -28,7 +28,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ..tree.report import distribution_table, stats_json
     from ..tree.verify import VerifyError, verify
 
-    game = parse_game(args.game) if args.game else None
+    game = parse_game(args.game) if args.game is not None else None
     try:
         doc = tree.load(args.tree, game)
     except TreeError as e:

@@ -116,7 +116,9 @@ def _prepare(args: argparse.Namespace):
     _play_option_conflicts(args, mode)
     # the game first, from its spec alone: a game beyond the mode is refused before any file is read
     given = (
-        parse_game(args.game, MAX_CODES if args.tree or mode == "self_test" else MAX_LIVE_CODES) if args.game else None
+        parse_game(args.game, MAX_CODES if args.tree or mode == "self_test" else MAX_LIVE_CODES)
+        if args.game is not None
+        else None
     )
     # Walker.open: a shipped tree asks its first question at once, before the rest of it is read
     walker: Walker | LiveWalker | None = Walker.open(args.tree) if args.tree else None
@@ -130,7 +132,7 @@ def _prepare(args: argparse.Namespace):
             f"{game.spec} has {game.count():,} codes; noisy mode keeps the N×N answer table: games of "
             f"up to {MAX_TABLE_CODES:,} codes"
         )
-    secret = game.parse_code(args.secret) if args.secret else None
+    secret = game.parse_code(args.secret) if args.secret is not None else None
     if args.budget is not None:
         if game.count() > MAX_TABLE_CODES:
             raise CommandError(

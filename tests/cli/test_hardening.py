@@ -168,6 +168,9 @@ def test_the_limits_are_one_documented_pair():
         (["build", "--game", "bulls:3x6", "--strategy", "entropy", "--exact-below", "2"], "--exact-below must be"),
         (["build", "--game", "mastermind:6x9", "--strategy", "entropy", "--exact-below", "10"], "282.4 GB"),
         (["improve", TREE_3, "--exact-below", "0"], "--exact-below must be"),
+        (["play", "--game", ""], "unknown game spec ''"),  # an empty value is a value, not an absent option
+        (["play", "bulls:3x10", "--secret", ""], "code '' must have 3 symbols"),
+        (["verify", TREE_3, "--game", ""], "unknown game spec ''"),
         (["improve", TREE_3], "required"),
         (["improve", TREE_3, "--exact-below", "10", "--budget", "0"], "--budget must be a positive number"),
         (["improve", TREE_3, "--exact-below", "10", "--store", "/nonexistent/s.db"], "folder of the store"),
