@@ -31,10 +31,11 @@ from benchlib import write_table  # noqa: E402
 from strategy.cli.options import Parser  # noqa: E402
 from strategy.engine.table import game_table  # noqa: E402
 from strategy.files import FileError  # noqa: E402
-from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome  # noqa: E402
+from strategy.play.race import AdaptiveRacer, SeedNumeronAI  # noqa: E402
 from strategy.play.walker import Walker  # noqa: E402
 from strategy.rules import GameError, feedback, parse_game  # noqa: E402
 from strategy.tree.format import load  # noqa: E402
+from strategy.tree.race import outcome  # noqa: E402
 from strategy.tree.verify import verify  # noqa: E402
 
 

@@ -28,7 +28,7 @@ from benchlib import write_table  # noqa: E402
 
 from strategy.cli.options import Parser  # noqa: E402
 from strategy.files import write_atomic  # noqa: E402
-from strategy.play.race import outcome  # noqa: E402
+from strategy.tree.race import outcome  # noqa: E402
 from strategy.tree.shipped import write_manifest  # noqa: E402
 
 MAX_STEPS = 8

@@ -104,8 +104,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_race(args: argparse.Namespace) -> int:
-    from ..play.race import outcome
     from ..tree import format as tree
+    from ..tree.race import outcome
     from ..tree.verify import verify
 
     a, b = tree.load(args.tree_a), tree.load(args.tree_b)

@@ -1,20 +1,14 @@
-"""The race (Numeron, MOO, Hit&Blow head to head): exact outcomes of fixed trees, and adaptive play.
-
-Two rules. `tie`: the players ask in rounds and the one who needs fewer questions wins, equal counts
-draw (the equalising last turn of `play --race`, Tanaka's rule for MOO). `first`: A asks first and the
-first to find the other's secret wins. With fixed trees and independent uniform secrets only the two
-depth distributions matter (`outcome`). In a real race each side hears the other's questions, so the
-adaptive player (`AdaptiveRacer`) chooses each question for its chance to win from the current state:
-its own remaining questions X, simulated by the tree's continuation after each question it might ask,
-and the opponent's Y, modelled by the tree's continuation over the opponent's candidates.
-Standard library only.
+"""The race (Numeron, MOO, Hit&Blow head to head) played adaptively; the exact outcome of two fixed trees, and the
+rules, are `tree.race`'s. In a real race each side hears the other's questions, so the adaptive player
+(`AdaptiveRacer`) chooses each question for its chance to win from the current state: its own remaining questions
+X, simulated by the tree's continuation after each question it might ask, and the opponent's Y, modelled by the
+tree's continuation over the opponent's candidates. Standard library only.
 """
 
 from __future__ import annotations
 
 import functools
 import random
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -25,7 +19,6 @@ if TYPE_CHECKING:
     from .candidates import Candidates
     from .walker import Codes
 
-RULES = ("tie", "first")
 MODEL_SAMPLE = 160  # opponent candidate sets up to this size are simulated; larger ones use tree depths
 ASK_CANDIDATES = 16  # our candidates tried as questions at most (the tree's question is always tried)
 DEVIATE_BELOW = 40  # with more candidates than this the tree's question is kept (unless the opponent has won)
@@ -34,53 +27,6 @@ CLOSE = 2  # the tree's question is kept unless the opponent may finish within t
 # The racer replays the same (candidate, probe) pairs many times over (each question it weighs walks the
 # tree's continuation over the same candidates): remembering answers makes a race several times faster.
 _answer = functools.lru_cache(maxsize=1 << 18)(feedback)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Exact probabilities for A against B."""
-
-    a_wins: Fraction
-    draw: Fraction
-    b_wins: Fraction
-
-    @property
-    def score(self) -> Fraction:
-        """A's expected result: a win counts 1, a draw 1/2."""
-        return self.a_wins + self.draw / 2
-
-    def to_json(self) -> dict:
-        return {
-            name: {"fraction": str(value), "decimal": round(float(value), 6)}
-            for name, value in (
-                ("a_wins", self.a_wins),
-                ("draw", self.draw),
-                ("b_wins", self.b_wins),
-                ("a_score", self.score),
-            )
-        }
-
-
-def outcome(depths_a: list[int], depths_b: list[int], rule: str = "tie") -> Outcome:
-    """P(A wins), P(draw), P(B wins) from two depth-count lists (index r: secrets found at question r)."""
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}")
-    na, nb = sum(depths_a), sum(depths_b)
-    top = max(len(depths_a), len(depths_b))
-    a = list(depths_a) + [0] * (top - len(depths_a))
-    b = list(depths_b) + [0] * (top - len(depths_b))
-    below = [0] * (top + 1)  # below[r] = B secrets found before question r
-    for r in range(1, top + 1):
-        below[r] = below[r - 1] + b[r - 1]
-    wins = draws = 0
-    for r in range(1, top):
-        if rule == "tie":
-            wins += a[r] * (nb - below[r] - b[r])  # B needs more than r
-            draws += a[r] * b[r]
-        else:
-            wins += a[r] * (nb - below[r])  # A asks first: at r questions A is done before B's r-th
-    total = na * nb
-    return Outcome(Fraction(wins, total), Fraction(draws, total), Fraction(total - wins - draws, total))
 
 
 # -- adaptive play -----------------------------------------------------------------------------------

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from ..rules import Game, feedback
 from .format import Node, TreeDoc, TreeError, load, path_text, walk, walk_secrets
+from .race import RULES
+from .race import score as race_score
 
 
 class VerifyError(TreeError):
@@ -157,6 +160,20 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
     within = _depth_named(doc.objective, "within-") or proven.get("within")
     if isinstance(within, int) and "found" in proven:
         claims.append(("proven.found", proven["found"], sum(stats.depth_counts[: within + 1])))
+    against = proven.get("against_depth_counts")
+    if isinstance(against, list) and sum(against) > 0:  # a race's best response: its score and cost are its own
+        rule, seat = proven.get("rule") or "tie", proven.get("seat") or "first"
+        if rule not in RULES:
+            claims.append(("proven.rule", rule, f"a race under rule {' or '.join(RULES)}"))
+        elif seat not in ("first", "second"):
+            claims.append(("proven.seat", seat, "a race asking first or second"))
+        else:
+            scored = race_score(stats.depth_counts, against, rule, seat)
+            if "score" in proven:  # as written when it is the tree's own (a fraction written otherwise is the same)
+                claimed = proven["score"]
+                claims.append(("proven.score", claimed, claimed if _fraction(claimed) == scored else str(scored)))
+            if "cost" in proven:  # the best response's total cost: our score is 1 - cost / (2·ours·theirs)
+                claims.append(("proven.cost", proven["cost"], (1 - scored) * 2 * stats.secrets * sum(against)))
     if doc.objective == "partial" and g.get("proven_optimal") not in (None, False):
         claims.append(("proven_optimal", g["proven_optimal"], "a partial tree, not proven optimal"))
     if "lower_bound" in g:
@@ -174,6 +191,14 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
                 stored=claimed,
                 measured=measured,
             )
+
+
+def _fraction(text: str) -> Fraction | str:
+    """A record's fraction ("521201/1036800"), or the text itself when it is none (then it matches nothing)."""
+    try:
+        return Fraction(text[:100])
+    except (ValueError, ZeroDivisionError):
+        return text
 
 
 def _depth_named(name: str, prefix: str) -> int | None:

@@ -11,11 +11,12 @@ import pytest
 
 from strategy.build.greedy import build
 from strategy.engine.table import game_table
-from strategy.play.race import AdaptiveRacer, SeedNumeronAI, outcome
+from strategy.play.race import AdaptiveRacer, SeedNumeronAI
 from strategy.play.walker import Walker
 from strategy.rules import feedback, parse_game
 from strategy.search.objectives import win_costs
 from strategy.tree.format import TreeDoc
+from strategy.tree.race import outcome
 from strategy.tree.verify import measure
 
 from ..conftest import TREES, import_tool, run_cli, solve

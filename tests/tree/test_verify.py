@@ -157,3 +157,56 @@ def test_every_figure_a_record_gives_of_its_tree_is_checked(tmp_path, objective,
     path.write_bytes(orjson.dumps(doc))
     with pytest.raises(VerifyError, match=re.escape(message)):
         verify(load(path))
+
+
+RACE_RECORDS = {
+    "a better score": (("score",), "521202/1036800", "proven.score = 521202/1036800"),
+    "a score that is no fraction": (("score",), "most", "proven.score = most"),
+    "a lower cost": (("cost",), 515598, "proven.cost = 515598"),
+    "a weaker opponent": (("against_depth_counts",), [0, 1, 4, 23, 134, 389, 166, 3], "proven.score = 521201/1036800"),
+    "another rule": (("rule",), "first", "proven.score = 521201/1036800"),
+    "an unknown rule": (("rule",), "sudden-death", "proven.rule = sudden-death"),
+}
+
+
+@pytest.mark.parametrize("case", RACE_RECORDS)
+def test_a_race_record_is_the_trees_own_score_against_its_opponent(tmp_path, case):
+    """A best response's record says whom it races (the opponent's depth counts, the rule) and its score: the score
+    and cost are those of its own depth counts against that opponent, or the file is refused. A forged score passed
+    verify, and `strategy trees` showed it."""
+    import orjson
+
+    from strategy.tree.format import load
+
+    from ..conftest import TREES
+
+    doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
+    verify(load(TREES / "race-bulls-3x10-strongest.json"))  # as shipped, it is its own
+    (field,), value, message = RACE_RECORDS[case]
+    doc["generator"]["proven"][field] = value
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps(doc))
+    with pytest.raises(VerifyError, match=re.escape(f"its proof record says {message}")):
+        verify(load(path))
+
+
+def test_a_race_record_under_the_first_to_find_rule_names_its_seat(tmp_path):
+    """Under rule first, the seat decides the score: a best response solved asking second verifies, and the same
+    record claiming the first seat does not."""
+    import orjson
+
+    from strategy.tree.format import load
+
+    from ..conftest import TREES, run_cli
+
+    out = tmp_path / "br.json"
+    args = ["--objective", "win", "--against", str(TREES / "bulls-3x10-total.json"), "--rule", "first"]
+    r = run_cli("solve", "--game", "bulls:3x10", *args, "--seat", "second", "--quiet", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    verify(load(out))
+    doc = orjson.loads(out.read_bytes())
+    assert doc["generator"]["proven"]["seat"] == "second"
+    doc["generator"]["proven"]["seat"] = "first"
+    out.write_bytes(orjson.dumps(doc))
+    with pytest.raises(VerifyError, match="its proof record says proven.score"):
+        verify(load(out))
