@@ -23,7 +23,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..files import FileError, printable, quote
-from ..interrupts import Interrupted, Terminated, signals_held, signals_unwrapped, terminate_on_signals
+from ..interrupts import Interrupted, Terminated, signals_unwrapped, terminate_on_signals
 from ..rules import GameError
 from ..tree.format import TreeError
 from . import play
@@ -114,11 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with signals_unwrapped():
             return args.func(args)
     except Interrupted as e:  # a command that reported the partial result leaves its interruption to be told here
-        with signals_held():  # a second Ctrl-C while the first is told changes nothing
-            return _exit_status(e.__cause__ or KeyboardInterrupt())
+        return _exit_status(e.__cause__ or KeyboardInterrupt())
     except BaseException as e:
-        with signals_held():
-            return _exit_status(e)
+        return _exit_status(e)
 
 
 def _exit_status(e: BaseException) -> int:

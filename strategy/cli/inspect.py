@@ -48,7 +48,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     "failure": e.to_json(),
                 }
             )
-        log(f"strategy: error: {quote(args.tree)} fails verification: {e}")
+        log(printable(f"strategy: error: {quote(args.tree)} fails verification: {e}"))  # the file's text, escaped
         return EXIT_FALSE_TREE
     if args.json:
         print_json(

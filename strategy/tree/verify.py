@@ -160,20 +160,8 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
     within = _depth_named(doc.objective, "within-") or proven.get("within")
     if isinstance(within, int) and "found" in proven:
         claims.append(("proven.found", proven["found"], sum(stats.depth_counts[: within + 1])))
-    against = proven.get("against_depth_counts")
-    if isinstance(against, list) and sum(against) > 0:  # a race's best response: its score and cost are its own
-        rule, seat = proven.get("rule") or "tie", proven.get("seat") or "first"
-        if rule not in RULES:
-            claims.append(("proven.rule", rule, f"a race under rule {' or '.join(RULES)}"))
-        elif seat not in ("first", "second"):
-            claims.append(("proven.seat", seat, "a race asking first or second"))
-        else:
-            scored = race_score(stats.depth_counts, against, rule, seat)
-            if "score" in proven:  # as written when it is the tree's own (a fraction written otherwise is the same)
-                claimed = proven["score"]
-                claims.append(("proven.score", claimed, claimed if _fraction(claimed) == scored else str(scored)))
-            if "cost" in proven:  # the best response's total cost: our score is 1 - cost / (2·ours·theirs)
-                claims.append(("proven.cost", proven["cost"], (1 - scored) * 2 * stats.secrets * sum(against)))
+    if {"against_depth_counts", "score", "cost", "rule", "seat"} & proven.keys():
+        claims.extend(_race_claims(doc.objective, proven, stats))
     if doc.objective == "partial" and g.get("proven_optimal") not in (None, False):
         claims.append(("proven_optimal", g["proven_optimal"], "a partial tree, not proven optimal"))
     if "lower_bound" in g:
@@ -193,18 +181,42 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
             )
 
 
-def _fraction(text: str) -> Fraction | str:
-    """A record's fraction ("521201/1036800"), or the text itself when it is none (then it matches nothing)."""
+def _race_claims(objective: str, proven: dict, stats: Stats) -> list[tuple[str, object, object]]:
+    """A race's best response (objective win-RULE[-SEAT]): the record names its opponent by depth counts over the
+    game's secrets, its rule and seat as its objective does, and the score and cost of its own depth counts."""
+    against, rule, seat = proven.get("against_depth_counts"), proven.get("rule"), proven.get("seat")
+    named = f"win-{rule}" + (f"-{seat}" if rule == "first" else "")
+    if rule not in RULES or (seat is None) != (rule == "tie") or seat not in (None, "first", "second"):
+        return [("proven.rule and seat", f"{rule}, {seat}", "tie with no seat, or first with seat first or second")]
+    if objective != named:
+        return [(f"objective {objective}", objective, f"{named}, as its rule and seat say")]
+    if not isinstance(against, list) or sum(against) != stats.secrets:
+        counted = sum(against) if isinstance(against, list) else "no"
+        return [("proven.against_depth_counts", f"{counted} secrets", f"{stats.secrets} secrets, the game's")]
+    scored = race_score(stats.depth_counts, against, rule, seat or "first")
+    claimed = proven.get("score")  # as written when it is the tree's own (a fraction written otherwise is the same)
+    claims: list[tuple[str, object, object]] = [
+        ("proven.score", claimed, claimed if _fraction(claimed) == scored else str(scored))
+    ]
+    if "cost" in proven:  # the best response's total cost: our score is 1 - cost / (2·ours·theirs), an integer
+        claims.append(("proven.cost", proven["cost"], int((1 - scored) * 2 * stats.secrets * sum(against))))
+    return claims
+
+
+def _fraction(text: object) -> Fraction | None:
+    """A record's fraction ("521201/1036800"), or None when it is none (a number of its own digits only)."""
+    if not (isinstance(text, str) and len(text) <= 100 and text.isascii() and "_" not in text):
+        return None
     try:
-        return Fraction(text[:100])
+        return Fraction(text)
     except (ValueError, ZeroDivisionError):
-        return text
+        return None
 
 
 def _depth_named(name: str, prefix: str) -> int | None:
     """D of an objective or stage named `prefix` + D (total-max-depth-5, within-4), None for another name."""
     rest = name[len(prefix) :] if name.startswith(prefix) else ""
-    return int(rest) if rest.isdigit() else None
+    return int(rest) if rest.isascii() and rest.isdigit() and len(rest) <= 6 else None
 
 
 _VERIFIED: dict[tuple[str, int, int], Stats] = {}

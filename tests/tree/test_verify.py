@@ -160,20 +160,25 @@ def test_every_figure_a_record_gives_of_its_tree_is_checked(tmp_path, objective,
 
 
 RACE_RECORDS = {
-    "a better score": (("score",), "521202/1036800", "proven.score = 521202/1036800"),
-    "a score that is no fraction": (("score",), "most", "proven.score = most"),
-    "a lower cost": (("cost",), 515598, "proven.cost = 515598"),
-    "a weaker opponent": (("against_depth_counts",), [0, 1, 4, 23, 134, 389, 166, 3], "proven.score = 521201/1036800"),
-    "another rule": (("rule",), "first", "proven.score = 521201/1036800"),
-    "an unknown rule": (("rule",), "sudden-death", "proven.rule = sudden-death"),
+    "a better score": ({"score": "521202/1036800"}, "proven.score = 521202/1036800"),
+    "a score that is no fraction": ({"score": "most"}, "proven.score = most"),
+    "a score with words after it": ({"score": "521201/1036800" + " " * 86 + "PROVEN WIN 1/1"}, "proven.score = "),
+    "a lower cost": ({"cost": 515598}, "proven.cost = 515598"),
+    "a weaker opponent": ({"against_depth_counts": [0, 1, 4, 23, 134, 389, 166, 3]}, "proven.score = 521201/1036800"),
+    "no opponent": ({"against_depth_counts": [], "score": "1/1"}, "proven.against_depth_counts = 0 secrets"),
+    "an opponent of another game": ({"against_depth_counts": [0, 1]}, "proven.against_depth_counts = 1 secrets"),
+    "another rule": ({"rule": "first", "seat": "first"}, "objective win-tie = win-tie"),
+    "an unknown rule": ({"rule": "sudden-death"}, "proven.rule and seat = sudden-death, None"),
+    "a seat under rule tie": ({"seat": "second"}, "proven.rule and seat = tie, second"),
+    "no seat under rule first": ({"rule": "first"}, "proven.rule and seat = first, None"),
 }
 
 
 @pytest.mark.parametrize("case", RACE_RECORDS)
 def test_a_race_record_is_the_trees_own_score_against_its_opponent(tmp_path, case):
     """A best response's record says whom it races (the opponent's depth counts, the rule) and its score: the score
-    and cost are those of its own depth counts against that opponent, or the file is refused. A forged score passed
-    verify, and `strategy trees` showed it."""
+    and cost are those of its own depth counts against that opponent, over the game's secrets, under the rule and
+    seat its objective names, or the file is refused. A forged score passed verify, and `strategy trees` showed it."""
     import orjson
 
     from strategy.tree.format import load
@@ -182,8 +187,8 @@ def test_a_race_record_is_the_trees_own_score_against_its_opponent(tmp_path, cas
 
     doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
     verify(load(TREES / "race-bulls-3x10-strongest.json"))  # as shipped, it is its own
-    (field,), value, message = RACE_RECORDS[case]
-    doc["generator"]["proven"][field] = value
+    forged, message = RACE_RECORDS[case]
+    doc["generator"]["proven"].update(forged)
     path = tmp_path / "t.json"
     path.write_bytes(orjson.dumps(doc))
     with pytest.raises(VerifyError, match=re.escape(f"its proof record says {message}")):
@@ -208,5 +213,53 @@ def test_a_race_record_under_the_first_to_find_rule_names_its_seat(tmp_path):
     assert doc["generator"]["proven"]["seat"] == "second"
     doc["generator"]["proven"]["seat"] = "first"
     out.write_bytes(orjson.dumps(doc))
+    with pytest.raises(VerifyError, match="objective win-first-second = win-first-second but .* win-first-first"):
+        verify(load(out))
+    doc["objective"] = "win-first-first"
+    out.write_bytes(orjson.dumps(doc))
     with pytest.raises(VerifyError, match="its proof record says proven.score"):
         verify(load(out))
+
+
+@pytest.mark.parametrize(
+    "objective",
+    ["total-max-depth-²", "within-²", "total-max-depth-" + "9" * 5000, "within-" + "9" * 5000],
+)
+def test_an_objective_with_odd_digits_is_a_name_not_a_crash(tmp_path, objective):
+    """A depth written with digits int() does not read (a superscript, 5000 of them) names no depth: the tree is
+    checked as any other objective (it was an internal error)."""
+    import orjson
+
+    from strategy.tree.format import load
+
+    from ..conftest import TREES, run_cli
+
+    doc = orjson.loads((TREES / "mastermind-4x6-total.json").read_bytes())
+    doc["objective"] = objective
+    doc["generator"]["proven"]["found"] = 1296
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps(doc))
+    verify(load(path))
+    r = run_cli("verify", str(path), "--json")
+    assert r.returncode == 0 and "internal error" not in r.stderr, r.stderr
+
+
+def test_verify_escapes_the_files_text_and_reports_a_forged_cost_as_data(tmp_path):
+    """The failure line quotes the record's text escaped (an escape sequence from the file reached the terminal);
+    with --json a forged cost is a record failure (it was an internal error: the measured cost was a Fraction)."""
+    import orjson
+
+    from ..conftest import TREES, run_cli
+
+    doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
+    doc["generator"]["proven"]["score"] = "\x1b[31mRED\x1b[0m 1/2\n second line"
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps(doc))
+    r = run_cli("verify", str(path))
+    assert r.returncode == 1 and "\x1b" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
+    doc["generator"]["proven"]["cost"] = 1
+    path.write_bytes(orjson.dumps(doc))
+    r = run_cli("verify", str(path), "--json")
+    failure = orjson.loads(r.stdout)["failure"]
+    assert r.returncode == 1 and failure["kind"] == "record" and failure["measured"] == 515599, r.stderr
