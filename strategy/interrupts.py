@@ -20,9 +20,9 @@ Three facts shape every long-running loop of the tool, and they are explained he
   (`raise_heard`) once the library has returned.
 - **Once stopped, a command winds up undisturbed.** A second Ctrl-C (or SIGTERM) while an interrupted solve writes
   its partial tree and stops its workers is held (`signals_held`), not raised: it would cut the writing short and
-  leave shared memory and semaphores to the resource tracker. Anywhere else, a signal within a second of the one
-  that stopped the command is the same request, not raised again (`_stop`): the unwinding, the last event and the
-  exit status stay the first one's.
+  leave shared memory and semaphores to the resource tracker. Anywhere else, a signal that comes while the
+  first one is being handled is the same request, not raised again (`_stop`): the unwinding, the last event and
+  the exit status stay the first one's.
 
 An interrupted exact solve raises `Interrupted`, which carries what it had proven (`partial`) and the
 interruption itself as its cause.
@@ -34,6 +34,7 @@ import ctypes
 import platform
 import queue
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -67,28 +68,27 @@ INTERRUPTIONS = (KeyboardInterrupt, Terminated)
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-SAME_STOP_SECONDS = 1.0  # a signal this soon after the one that stopped the command is the same request
-_stopped_at: list[float] = []  # when the last signal was raised (in the main thread: one handler at a time)
 
 
 def _stop(signum: int, frame: object) -> None:
-    """Raise the signal's interruption (KeyboardInterrupt, or `Terminated`), unless one was raised less than
-    SAME_STOP_SECONDS ago: a Ctrl-C pressed twice, or a supervisor's SIGTERM on the heels of a Ctrl-C, would cut
-    short the wind-up the first one started (its last event, its exit status). A later one is raised again: the
-    first may have been lost (a C library's callback that swallows what it raises), or the wind-up be stuck."""
-    now = time.monotonic()
-    if _stopped_at and now - _stopped_at[-1] < SAME_STOP_SECONDS:
-        return
-    _stopped_at[:] = [now]
+    """Raise the signal's interruption (KeyboardInterrupt, or `Terminated`), unless one is being handled already:
+    a Ctrl-C pressed twice, or a supervisor's SIGTERM on the heels of a Ctrl-C, would cut short the wind-up the
+    first one started (its except, finally and with-exit blocks: the work stopped and joined, the last event, the
+    exit status). A signal is handled only while some such block runs, so it sees the first one there
+    (`sys.exc_info`). A first one that a C library's callback swallowed is handled nowhere: the next is raised."""
+    seen = sys.exc_info()[1]
+    while seen is not None:
+        if isinstance(seen, (*INTERRUPTIONS, Interrupted)):
+            return
+        seen = seen.__cause__ or seen.__context__
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
 
 
 def terminate_on_signals() -> None:
-    """Make Ctrl-C raise KeyboardInterrupt, and SIGTERM and SIGHUP `Terminated`, in the main thread, each once for
-    a burst of them (`_stop`)."""
-    _stopped_at.clear()
+    """Make Ctrl-C raise KeyboardInterrupt, and SIGTERM and SIGHUP `Terminated`, in the main thread, once for a
+    burst of them (`_stop`)."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, _stop)
 
@@ -120,7 +120,7 @@ def wait_for(thread: threading.Thread, stop: Callable[[], None], deadline: float
                 stop()
                 deadline, left = None, 0.1
             thread.join(left)
-    except BaseException:
+    except BaseException:  # a signal meanwhile is the same request (`_stop`): the work stops and is joined
         stop()
         thread.join()
         raise

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Sequence
 
 from ..files import FileError
-from ..interrupts import Terminated, signals_held
+from ..interrupts import Terminated
 from ..play.advice import ADVICE_SECONDS, ANALYSE_TIMES
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
 from ..tree.format import TreeError
@@ -80,8 +80,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         return play()
     except (KeyboardInterrupt, Terminated) as e:
         if args.protocol:  # a program hears it too: the game ended, and the status the process exits with
-            with signals_held():  # a second signal cannot cut the last event short
-                _interrupted(signal_status(e))
+            _interrupted(signal_status(e))  # a second signal meanwhile is the same request (interrupts._stop)
         raise
 
 
