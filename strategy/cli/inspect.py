@@ -135,7 +135,8 @@ def cmd_trees(args: argparse.Namespace) -> int:
         return 0
     print(f"{'name':34} {'game':14} {'objective':18} {'average':>7} {'worst':>5}  proven")
     for row in rows:
-        print(f"{row.name:34} {row.game:14} {row.objective:18} {row.average:7.4f} {row.worst:5}  {row.proven}")
+        line = f"{row.name:34} {row.game:14} {row.objective:18} {row.average:7.4f} {row.worst:5}  {row.proven}"
+        print(printable(line))  # a record's text, escaped (a package folder can be written to)
     print("\nany command that takes a TREE takes a name above, or a game naming one: strategy play bulls:4x10")
     return 0
 

@@ -219,7 +219,7 @@ class Asker:
                 return [refused(text, "write correct NUMBER ANSWER, e.g. correct 1 0,3", "bad_command")]
             if not 1 <= number <= len(self.history):
                 return [self._no_such_answer(text, parts[1])]
-            return self.correct(number - 1, parts[2])
+            return self.correct(number - 1, parts[2], text)
         if low == "n" or (words and words[0] == "noisy"):
             return self.to_noisy(words[1] if len(words) > 1 else None)
         if words and words[0] in advice.ADVICE_COMMANDS:
@@ -312,12 +312,12 @@ class Asker:
             event("undone", number=len(self.history) + 1, code=question, answer=answer, candidates=len(self.cands))
         ] + events
 
-    def correct(self, i: int, text: str) -> list[dict]:
-        """Answer i (from 0, an answer given) was `text`."""
+    def correct(self, i: int, text: str, line: str | None = None) -> list[dict]:
+        """Answer i (from 0, an answer given) was `text` (typed on `line`, the whole command, if not alone)."""
         try:
             answer = self.game.parse_answer(text)
         except GameError as e:
-            return [refused(text, str(e), "bad_answer")]
+            return [refused(line or text, str(e), "bad_answer")]
         question = self.history[i][0]
         key = self.game.format_answer(answer)
         self.history[i] = (question, key)

@@ -158,8 +158,12 @@ def _check_record(doc: TreeDoc, stats: Stats) -> None:
         if isinstance(bound, int) and stats.worst > bound:
             claims.append((name, f"at most {bound} questions", f"{stats.worst}"))
     within = _depth_named(doc.objective, "within-") or proven.get("within")
-    if isinstance(within, int) and "found" in proven:
-        claims.append(("proven.found", proven["found"], sum(stats.depth_counts[: within + 1])))
+    if isinstance(within, int):
+        found = sum(stats.depth_counts[: within + 1])
+        if "found" in proven:
+            claims.append(("proven.found", proven["found"], found))
+        if "missed" in proven:
+            claims.append(("proven.missed", proven["missed"], stats.secrets - found))
     if {"against_depth_counts", "score", "cost", "rule", "seat"} & proven.keys():
         claims.extend(_race_claims(doc.objective, proven, stats))
     if doc.objective == "partial" and g.get("proven_optimal") not in (None, False):

@@ -358,6 +358,15 @@ def test_an_analysis_with_bounds_only_gives_no_value_and_a_bad_k_is_refused():
             assert "K from 1 to 1,000,000" in refused[0].reason
 
 
+def test_a_refused_correction_quotes_the_whole_line():
+    """The refusal's input is the line typed, as the schema says (it was the answer part alone)."""
+    with start(TREE3) as me:
+        checked(me.until_await())
+        checked(me.answer(0, 1))
+        refused = checked(me.send("correct 1 3,1"))[0]
+        assert refused.kind == "refused" and refused.code == "bad_answer" and refused.input == "correct 1 3,1"
+
+
 def test_help_lists_the_commands_in_every_mode():
     player = start(TREE3)
     player.until_await()

@@ -138,6 +138,7 @@ def test_a_partial_tree_may_not_claim_a_bound_above_its_own_total(tmp_path):
         ("partial", {"lower_bound": 5000, "proven_optimal": True}, "proven_optimal = True"),
         ("partial", {"lower_bound": 6000, "objective_of_the_search": "total"}, "lower_bound = 6000"),
         ("within-4", {"proven": {"within": 4, "found": 1296}}, "proven.found = 1296"),
+        ("within-4", {"proven": {"within": 4, "found": 755, "missed": 0}}, "proven.missed = 0"),
         ("total", {"proven": {"total": 5625, "within": 4, "found": 1000}}, "proven.found = 1000"),
         ("heuristic", {"proven": {"total": 5000}}, "proven.total = 5000"),
     ],
