@@ -198,17 +198,17 @@ def _race_claims(objective: str, proven: dict, stats: Stats) -> list[tuple[str, 
         counted = sum(against) if isinstance(against, list) else "no"
         return [("proven.against_depth_counts", f"{counted} secrets", f"{stats.secrets} secrets, the game's")]
     scored = race_score(stats.depth_counts, against, rule, seat or "first")
-    claimed = proven.get("score")  # as written when it is the tree's own (a fraction written otherwise is the same)
-    claims: list[tuple[str, object, object]] = [
-        ("proven.score", claimed, claimed if _fraction(claimed) == scored else str(scored))
-    ]
+    claims: list[tuple[str, object, object]] = []
+    if "score" in proven:  # as written when it is the tree's own (a fraction written otherwise is the same)
+        claimed = proven["score"]
+        claims.append(("proven.score", claimed, claimed if _fraction(claimed) == scored else str(scored)))
     if "cost" in proven:  # the best response's total cost: our score is 1 - cost / (2·ours·theirs), an integer
         claims.append(("proven.cost", proven["cost"], int((1 - scored) * 2 * stats.secrets * sum(against))))
     return claims
 
 
 def _fraction(text: object) -> Fraction | None:
-    """A record's fraction ("521201/1036800"), or None when it is none (a number of its own digits only)."""
+    """A record's fraction ("521201/1036800": ASCII, at most 100 characters), or None when it is none."""
     if not (isinstance(text, str) and len(text) <= 100 and text.isascii() and "_" not in text):
         return None
     try:
