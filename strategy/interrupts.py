@@ -76,11 +76,8 @@ def _stop(signum: int, frame: object) -> None:
     first one started (its except, finally and with-exit blocks: the work stopped and joined, the last event, the
     exit status). A signal is handled only while some such block runs, so it sees the first one there
     (`sys.exc_info`). A first one that a C library's callback swallowed is handled nowhere: the next is raised."""
-    seen = sys.exc_info()[1]
-    while seen is not None:
-        if isinstance(seen, (*INTERRUPTIONS, Interrupted)):
-            return
-        seen = seen.__cause__ or seen.__context__
+    if _behind(sys.exc_info()[1], (*INTERRUPTIONS, Interrupted)) is not None:
+        return
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
@@ -101,12 +98,17 @@ def signals_unwrapped() -> Iterator[None]:
     try:
         yield
     except SystemError as error:
-        seen: BaseException | None = error
-        while seen is not None and not isinstance(seen, INTERRUPTIONS):
-            seen = seen.__cause__ or seen.__context__
+        seen = _behind(error, INTERRUPTIONS)
         if seen is None:
             raise
         raise seen from None
+
+
+def _behind(error: BaseException | None, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
+    """The first exception of `kinds` among `error` and those it was raised from or while handling (None if none)."""
+    while error is not None and not isinstance(error, kinds):
+        error = error.__cause__ or error.__context__
+    return error
 
 
 def wait_for(thread: threading.Thread, stop: Callable[[], None], deadline: float | None = None) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..files import FileError
 from ..interrupts import Terminated
-from ..play.advice import ADVICE_SECONDS, ANALYSE_TIMES
+from ..play.advice import ADVICE_SECONDS, ANALYSE_TIMES, advisor_for
 from ..rules import MAX_CODES, MAX_LIVE_CODES, MAX_TABLE_CODES, GameError, parse_game
 from ..tree.format import TreeError
 from .options import (
@@ -138,8 +138,6 @@ def _prepare(args: argparse.Namespace):
                 f"--budget does not apply to {game.spec}: advice needs the answer table, games of up to "
                 f"{MAX_TABLE_CODES:,} codes"
             )
-        from ..play.advice import advisor_for
-
         advisor_for(game).seconds = args.budget
     if mode == "self_test":
         return lambda: _self_test(game, args)

@@ -171,7 +171,7 @@ def command(
             top = None
             if len(words) == 2:
                 k = words[1]
-                if not (k.isascii() and k.isdigit() and len(k) <= 7 and 0 < int(k) <= MAX_TOP):
+                if not (k.isascii() and k.isdigit() and len(k) <= len(str(MAX_TOP)) and 0 < int(k) <= MAX_TOP):
                     why = f"write analyse, or analyse K for the K best questions (K from 1 to {MAX_TOP:,})"
                     return [_refused(text, why, "bad_command")]
                 top = int(k)

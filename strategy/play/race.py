@@ -1,10 +1,9 @@
 """The race (Numeron, MOO, Hit&Blow head to head) played adaptively.
 
 The exact outcome of two fixed trees, and the rules, are `tree.race`'s. In a real race each side hears the other's
-questions, so the adaptive player
-(`AdaptiveRacer`) chooses each question for its chance to win from the current state: its own remaining questions
-X, simulated by the tree's continuation after each question it might ask, and the opponent's Y, modelled by the
-tree's continuation over the opponent's candidates. Standard library only.
+questions, so the adaptive player (`AdaptiveRacer`) chooses each question for its chance to win from the current
+state: its own remaining questions X, simulated by the tree's continuation after each question it might ask, and
+the opponent's Y, modelled by the tree's continuation over the opponent's candidates. Standard library only.
 """
 
 from __future__ import annotations

@@ -52,34 +52,37 @@ def off_tree_positions(walker: Walker, rng: random.Random, count: int, largest: 
                 break
 
 
-@pytest.mark.parametrize("tree,seed", [("bulls-3x10-total.json", 11), ("mastermind-4x6-total.json", 12)])
+OFF_TREE_CASES = [("bulls-3x10-total.json", 11), ("mastermind-4x6-total.json", 12)]
+
+
+def off_tree_grades(tree: str, seed: int, seconds: float, monkeypatch):
+    """The walker's questions at random positions off its tree's path, its off-tree search given `seconds`: each
+    with the walker, the position and the engine's exact grade of the question (with no budget)."""
+    walker = Walker.load(TREES / tree)
+    monkeypatch.setattr(advisor_for(walker.game), "seconds", seconds)
+    gt = game_table(walker.game)
+    analyser = Analyser(gt)
+    for history, cands in off_tree_positions(walker, random.Random(seed), 6, 60):
+        question = walker.next_guess(history, cands)
+        yield walker, history, cands, question, analyser.grade(position_from_history(gt, history), question)
+
+
+@pytest.mark.parametrize("tree,seed", OFF_TREE_CASES)
 def test_off_tree_advice_is_the_engines_best(tree, seed, monkeypatch):
     """On random positions off the tree's path, the walker's question is a best one: its exact value (the engine's,
     with no budget) is the position's optimum. The walker's search gets time enough to finish on a loaded machine
     (with the default second, a busy CI runner fell back to the tree's question: the next test's case)."""
-    walker = Walker.load(TREES / tree)
-    monkeypatch.setattr(advisor_for(walker.game), "seconds", 600.0)
-    gt = game_table(walker.game)
-    analyser = Analyser(gt)
-    for history, cands in off_tree_positions(walker, random.Random(seed), 6, 60):
-        question = walker.next_guess(history, cands)
-        grade = analyser.grade(position_from_history(gt, history), question)
+    for _, history, _, question, grade in off_tree_grades(tree, seed, 600.0, monkeypatch):
         assert grade.exact and grade.cost() == ((0,), (0,)), (history, question)
 
 
-@pytest.mark.parametrize("tree,seed", [("bulls-3x10-total.json", 11), ("mastermind-4x6-total.json", 12)])
+@pytest.mark.parametrize("tree,seed", OFF_TREE_CASES)
 def test_off_tree_advice_without_time_is_never_worse_than_the_tree(tree, seed, monkeypatch):
     """With no time to search, the walker's question off the path is whichever of the engine's candidate and the
     tree's continuation has the least proven total: its exact value never exceeds the tree's play from there."""
-    walker = Walker.load(TREES / tree)
-    monkeypatch.setattr(advisor_for(walker.game), "seconds", 0.0)
-    gt = game_table(walker.game)
-    analyser = Analyser(gt)
-    for history, cands in off_tree_positions(walker, random.Random(seed), 6, 60):
-        question = walker.next_guess(history, cands)
+    for walker, history, cands, question, grade in off_tree_grades(tree, seed, 0.0, monkeypatch):
         option = walker.tree_option(history, cands)
         assert option is not None
-        grade = analyser.grade(position_from_history(gt, history), question)
         assert grade.exact and grade.row.lower[0] <= option[1], (history, question, option)
 
 

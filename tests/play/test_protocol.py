@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -44,6 +46,18 @@ TREE_MM = str(TREES / "mastermind-4x6-total.json")
 
 def start(*args: str) -> Player:
     return Player.start(*args, env=ENV)
+
+
+def player_process(*args: str) -> subprocess.Popen:
+    """The player on the shipped bulls 4 of 10 tree in the protocol, as a bare process (to signal it mid-game)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "strategy", "play", TREE4, "--protocol", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        text=True,
+    )
 
 
 def checked(events: list[Event]) -> list[Event]:
@@ -461,17 +475,8 @@ def test_a_signal_ends_the_game_with_an_end_event(signum, status):
     """A program hears that the player stopped: an end (interrupted) with the exit status, then the exit. Before,
     the output stopped at the await."""
     import signal
-    import subprocess
-    import sys
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "strategy", "play", TREE4, "--protocol"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-        text=True,
-    )
+    proc = player_process()
     assert proc.stdout is not None
     for line in proc.stdout:  # up to the first await: the player waits for an answer
         if '"await"' in line:
@@ -489,17 +494,8 @@ def test_two_signals_at_once_end_the_game_as_the_first_says():
     the wind-up short: the end event is still the last line, with the first signal's status, and standard error has
     one line. It had no end event, and the status of the second."""
     import signal
-    import subprocess
-    import sys
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "strategy", "play", TREE4, "--protocol", "--budget", "100"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-        text=True,
-    )
+    proc = player_process("--budget", "100")
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(line: str, until: str) -> None:

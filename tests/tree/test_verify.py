@@ -2,13 +2,17 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
+from typing import Callable
 
+import orjson
 import pytest
 
 from strategy.rules import parse_game
-from strategy.tree.format import TreeDoc, save
+from strategy.tree.format import TreeDoc, load, save
 from strategy.tree.verify import VerifyError, measure, verify, verify_file
 
+from ..conftest import TREES, run_cli
 from .test_format import GAME, small_tree
 
 
@@ -16,6 +20,15 @@ def test_small_tree_is_measured_exactly():
     stats = verify(TreeDoc(GAME, small_tree()))
     # 01 at 1; 10 at 2; 12 and 02 at 2; 20 and 21 at 3
     assert stats.depth_counts == [0, 1, 3, 2] and stats.total == 13 and stats.worst == 3 and stats.secrets == 6
+
+
+def edited(tmp_path: Path, name: str, edit: Callable[[dict], None]) -> Path:
+    """A shipped tree's file with `edit` applied to its document, written to tmp_path/t.json."""
+    doc = orjson.loads((TREES / name).read_bytes())
+    edit(doc)
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps(doc))
+    return path
 
 
 def broken(edit):
@@ -95,10 +108,6 @@ RECORDS = {
 def test_a_proof_record_that_contradicts_its_tree_is_refused(tmp_path, case, command):
     """`verify` passed a tree whose record claimed a least total of 400 under its own 436, and `html` showed the
     claim: a record must at least describe the tree it comes with."""
-    import orjson
-
-    from ..conftest import TREES, run_cli
-
     name, (section, field), claimed = RECORDS[case]
     doc = orjson.loads((TREES / name).read_bytes())
     (doc["generator"] if section == "generator" else doc["generator"][section])[field] = claimed
@@ -116,12 +125,6 @@ def test_a_proof_record_that_contradicts_its_tree_is_refused(tmp_path, case, com
 
 
 def test_a_partial_tree_may_not_claim_a_bound_above_its_own_total(tmp_path):
-    import orjson
-
-    from strategy.tree.format import load
-
-    from ..conftest import TREES
-
     doc = orjson.loads((TREES / "mastermind-4x6-total.json").read_bytes())
     doc["objective"] = "partial"
     doc["generator"] = {"tool": "t", "lower_bound": 5700, "bound_of": "total", "objective_of_the_search": "total"}
@@ -146,12 +149,6 @@ def test_a_partial_tree_may_not_claim_a_bound_above_its_own_total(tmp_path):
 def test_every_figure_a_record_gives_of_its_tree_is_checked(tmp_path, objective, generator, message):
     """The optimal Mastermind 4x6 tree (total 5625, worst 6, 755 secrets within 4) under records that contradict
     it: each is refused (the second attack found them accepted by verify, stats and html)."""
-    import orjson
-
-    from strategy.tree.format import load
-
-    from ..conftest import TREES
-
     doc = orjson.loads((TREES / "mastermind-4x6-total.json").read_bytes())
     doc["objective"], doc["generator"] = objective, {"tool": "t", **generator}
     path = tmp_path / "t.json"
@@ -180,18 +177,9 @@ def test_a_race_record_is_the_trees_own_score_against_its_opponent(tmp_path, cas
     """A best response's record says whom it races (the opponent's depth counts, the rule) and its score: the score
     and cost are those of its own depth counts against that opponent, over the game's secrets, under the rule and
     seat its objective names, or the file is refused. A forged score passed verify, and `strategy trees` showed it."""
-    import orjson
-
-    from strategy.tree.format import load
-
-    from ..conftest import TREES
-
-    doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
     verify(load(TREES / "race-bulls-3x10-strongest.json"))  # as shipped, it is its own
     forged, message = RACE_RECORDS[case]
-    doc["generator"]["proven"].update(forged)
-    path = tmp_path / "t.json"
-    path.write_bytes(orjson.dumps(doc))
+    path = edited(tmp_path, "race-bulls-3x10-strongest.json", lambda doc: doc["generator"]["proven"].update(forged))
     with pytest.raises(VerifyError, match=re.escape(f"its proof record says {message}")):
         verify(load(path))
 
@@ -199,12 +187,6 @@ def test_a_race_record_is_the_trees_own_score_against_its_opponent(tmp_path, cas
 def test_a_race_record_under_the_first_to_find_rule_names_its_seat(tmp_path):
     """Under rule first, the seat decides the score: a best response solved asking second verifies, and the same
     record claiming the first seat does not."""
-    import orjson
-
-    from strategy.tree.format import load
-
-    from ..conftest import TREES, run_cli
-
     out = tmp_path / "br.json"
     args = ["--objective", "win", "--against", str(TREES / "bulls-3x10-total.json"), "--rule", "first"]
     r = run_cli("solve", "--game", "bulls:3x10", *args, "--seat", "second", "--quiet", "-o", str(out))
@@ -229,17 +211,12 @@ def test_a_race_record_under_the_first_to_find_rule_names_its_seat(tmp_path):
 def test_an_objective_with_odd_digits_is_a_name_not_a_crash(tmp_path, objective):
     """A depth written with digits int() does not read (a superscript, 5000 of them) names no depth: the tree is
     checked as any other objective (it was an internal error)."""
-    import orjson
 
-    from strategy.tree.format import load
+    def edit(doc: dict) -> None:
+        doc["objective"] = objective
+        doc["generator"]["proven"]["found"] = 1296
 
-    from ..conftest import TREES, run_cli
-
-    doc = orjson.loads((TREES / "mastermind-4x6-total.json").read_bytes())
-    doc["objective"] = objective
-    doc["generator"]["proven"]["found"] = 1296
-    path = tmp_path / "t.json"
-    path.write_bytes(orjson.dumps(doc))
+    path = edited(tmp_path, "mastermind-4x6-total.json", edit)
     verify(load(path))
     r = run_cli("verify", str(path), "--json")
     assert r.returncode == 0 and "internal error" not in r.stderr, r.stderr
@@ -248,19 +225,11 @@ def test_an_objective_with_odd_digits_is_a_name_not_a_crash(tmp_path, objective)
 def test_verify_escapes_the_files_text_and_reports_a_forged_cost_as_data(tmp_path):
     """The failure line quotes the record's text escaped (an escape sequence from the file reached the terminal);
     with --json a forged cost is a record failure (it was an internal error: the measured cost was a Fraction)."""
-    import orjson
-
-    from ..conftest import TREES, run_cli
-
-    doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
-    doc["generator"]["proven"]["score"] = "\x1b[31mRED\x1b[0m 1/2\n second line"
-    path = tmp_path / "t.json"
-    path.write_bytes(orjson.dumps(doc))
+    race = "race-bulls-3x10-strongest.json"
+    path = edited(tmp_path, race, lambda doc: doc["generator"]["proven"].update(score="\x1b[31mRED\x1b[0m 1/2\n 2"))
     r = run_cli("verify", str(path))
     assert r.returncode == 1 and "\x1b" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    doc = orjson.loads((TREES / "race-bulls-3x10-strongest.json").read_bytes())
-    doc["generator"]["proven"]["cost"] = 1
-    path.write_bytes(orjson.dumps(doc))
+    path = edited(tmp_path, race, lambda doc: doc["generator"]["proven"].update(cost=1))
     r = run_cli("verify", str(path), "--json")
     failure = orjson.loads(r.stdout)["failure"]
     assert r.returncode == 1 and failure["kind"] == "record" and failure["measured"] == 515599, r.stderr
